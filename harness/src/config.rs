@@ -1,0 +1,74 @@
+//! The TOML target file (`--config`).
+//!
+//! ```toml
+//! [target]
+//! command = "mcp-server-time --local-timezone UTC"   # or: url = "http://127.0.0.1:8000/mcp"
+//! cwd = "."
+//! [target.env]
+//! TZ = "UTC"
+//! [target.headers]
+//! Authorization = { env = "MY_SERVER_TOKEN" }        # value read from the environment
+//! [timeouts]
+//! startup_ms = 15000
+//! request_ms = 10000
+//! ```
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    #[serde(default)]
+    pub target: TargetSection,
+    #[serde(default)]
+    pub timeouts: Timeouts,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct TargetSection {
+    pub command: Option<String>,
+    pub url: Option<String>,
+    pub cwd: Option<String>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    #[serde(default)]
+    pub headers: BTreeMap<String, HeaderFrom>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HeaderFrom {
+    /// Name of the environment variable holding the value.
+    pub env: String,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Timeouts {
+    pub startup_ms: Option<u64>,
+    pub request_ms: Option<u64>,
+}
+
+pub fn load(path: &Path) -> Result<ConfigFile, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("config {}: {e}", path.display()))?;
+    let cfg: ConfigFile = toml::from_str(&text).map_err(|e| format!("config {}: {e}", path.display()))?;
+    if cfg.target.command.is_some() && cfg.target.url.is_some() {
+        return Err(format!("config {}: at target: give either `command` (stdio) or `url` (HTTP), not both", path.display()));
+    }
+    Ok(cfg)
+}
+
+/// Resolve `[target.headers]` from the environment.
+pub fn resolve_headers(cfg: &ConfigFile, path: &Path) -> Result<Vec<(String, String)>, String> {
+    let mut out = Vec::new();
+    for (name, from) in &cfg.target.headers {
+        let v = std::env::var(&from.env).map_err(|_| {
+            format!("config {}: at target.headers.{name}: environment variable `{}` is not set", path.display(), from.env)
+        })?;
+        out.push((name.clone(), v));
+    }
+    Ok(out)
+}

@@ -1,0 +1,206 @@
+//! Reports: JUnit XML (CI), a versioned JSON run report, a readable HTML
+//! page, and the console summary.
+
+use crate::run::{CaseResult, RevisionInfo, Verdict};
+use serde::Serialize;
+use serde_json::Value;
+use std::path::Path;
+
+pub const JSON_FORMAT_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Summary {
+    pub total: usize,
+    pub pass: usize,
+    pub fail: usize,
+    pub warn: usize,
+    #[serde(rename = "n/a")]
+    pub na: usize,
+    pub error: usize,
+}
+
+impl Summary {
+    pub fn of(results: &[CaseResult]) -> Summary {
+        let mut s = Summary { total: results.len(), ..Default::default() };
+        for r in results {
+            match r.verdict {
+                Verdict::Pass => s.pass += 1,
+                Verdict::Fail => s.fail += 1,
+                Verdict::Warn => s.warn += 1,
+                Verdict::NotApplicable => s.na += 1,
+                Verdict::Error => s.error += 1,
+            }
+        }
+        s
+    }
+}
+
+/// Everything a report needs about the run.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunReport {
+    pub format: &'static str,
+    pub format_version: u32,
+    pub mcpcert_version: &'static str,
+    pub suite_digest: String,
+    pub started_at_unix_ms: u128,
+    pub duration_ms: u64,
+    pub transport: String,
+    pub target: Value,
+    pub revision_requested: String,
+    pub revisions: Vec<RevisionInfo>,
+    pub strict: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target_problem: Option<String>,
+    pub summary: Summary,
+    pub cases: Vec<CaseResult>,
+}
+
+fn mkdirs(p: &Path) -> std::io::Result<()> {
+    if let Some(d) = p.parent() {
+        if !d.as_os_str().is_empty() {
+            std::fs::create_dir_all(d)?;
+        }
+    }
+    Ok(())
+}
+
+pub fn write_json(report: &RunReport, path: &Path) -> std::io::Result<()> {
+    mkdirs(path)?;
+    let text = serde_json::to_string_pretty(report).map_err(std::io::Error::other)?;
+    std::fs::write(path, text)
+}
+
+pub fn junit_xml(report: &RunReport) -> String {
+    use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
+    let mut r = Report::new("mcpcert");
+    r.set_time(std::time::Duration::from_millis(report.duration_ms));
+    let mut suites: Vec<(String, TestSuite)> = Vec::new();
+    for c in &report.cases {
+        let suite_name = c.id.splitn(3, '/').take(2).collect::<Vec<_>>().join("/");
+        if !suites.iter().any(|(n, _)| *n == suite_name) {
+            let mut s = TestSuite::new(suite_name.clone());
+            s.add_property(Property::new("transport", report.transport.clone()));
+            s.add_property(Property::new("suite_digest", report.suite_digest.clone()));
+            suites.push((suite_name.clone(), s));
+        }
+        let status = match c.verdict {
+            Verdict::Pass => TestCaseStatus::success(),
+            Verdict::Warn if report.strict => {
+                let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                st.set_message(first_line(&c.message)).set_type("warn (strict)").set_description(failure_text(c));
+                st
+            }
+            Verdict::Warn => TestCaseStatus::success(),
+            Verdict::Fail => {
+                let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                st.set_message(first_line(&c.message)).set_type(format!("{} violated", c.level)).set_description(failure_text(c));
+                st
+            }
+            Verdict::Error => {
+                let mut st = TestCaseStatus::non_success(NonSuccessKind::Error);
+                st.set_message(first_line(&c.message)).set_type("error").set_description(failure_text(c));
+                st
+            }
+            Verdict::NotApplicable => {
+                let mut st = TestCaseStatus::skipped();
+                st.set_message(format!("n/a: {}", c.message)).set_type("n/a");
+                st
+            }
+        };
+        let mut tc = TestCase::new(c.id.clone(), status);
+        tc.set_classname(c.id.rsplit_once('/').map(|x| x.0).unwrap_or(&c.id).to_string());
+        tc.set_time(std::time::Duration::from_millis(c.duration_ms));
+        tc.add_property(Property::new("verdict", c.verdict.as_str()));
+        tc.add_property(Property::new("revision", c.revision.clone()));
+        tc.add_property(Property::new("spec", c.spec.clone()));
+        tc.add_property(Property::new("level", c.level.clone()));
+        tc.add_property(Property::new("transport", c.transport.clone()));
+        if c.verdict == Verdict::Warn && !report.strict {
+            tc.set_system_out(format!("WARNING ({} not met)\n{}", c.level, failure_text(c)));
+        }
+        if let Some((_, s)) = suites.iter_mut().find(|(n, _)| *n == suite_name) {
+            s.add_test_case(tc);
+        }
+    }
+    r.add_test_suites(suites.into_iter().map(|(_, s)| s));
+    r.to_string().unwrap_or_else(|e| format!("<!-- junit serialisation failed: {e} -->"))
+}
+
+fn first_line(s: &str) -> String {
+    s.lines().next().unwrap_or("").to_string()
+}
+
+/// Expected vs actual plus the reproducer.
+pub fn failure_text(c: &CaseResult) -> String {
+    let mut s = format!("{}\n\nspec: {} [{}]\n", c.message, c.spec, c.level);
+    if let Some(r) = &c.reproducer {
+        s.push_str("\nreproduce:\n");
+        s.push_str(r);
+        s.push('\n');
+    }
+    s
+}
+
+pub fn write_junit(report: &RunReport, path: &Path) -> std::io::Result<()> {
+    mkdirs(path)?;
+    std::fs::write(path, junit_xml(report))
+}
+
+fn esc(s: &str) -> String {
+    s.chars()
+        .filter(|c| !c.is_control() || *c == '\n' || *c == '\t')
+        .collect::<String>()
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// A single self-contained page for people.
+pub fn html(report: &RunReport) -> String {
+    let s = &report.summary;
+    let mut out = String::new();
+    out.push_str("<!doctype html><meta charset=utf-8><title>mcpcert report</title><style>body{font:14px system-ui,sans-serif;margin:2em;max-width:70em}table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top}.pass{color:#176a1c}.fail,.error{color:#b00020;font-weight:bold}.warn{color:#9a6700}.na{color:#666}pre{white-space:pre-wrap;background:#f6f6f6;padding:6px;margin:4px 0}</style>");
+    out.push_str(&format!(
+        "<h1>mcpcert report</h1><p>target: <code>{}</code> ({}) · mcpcert {} · suites {}</p><p>{} cases: {} pass, {} fail, {} warn, {} n/a, {} error</p>",
+        esc(&report.target.to_string()),
+        esc(&report.transport),
+        report.mcpcert_version,
+        esc(&report.suite_digest),
+        s.total,
+        s.pass,
+        s.fail,
+        s.warn,
+        s.na,
+        s.error
+    ));
+    if let Some(p) = &report.target_problem {
+        out.push_str(&format!("<p class=error>target problem: {}</p>", esc(p)));
+    }
+    out.push_str("<ul>");
+    for r in &report.revisions {
+        out.push_str(&format!("<li>{}: {} — {}</li>", r.revision, if r.supported { "served" } else { "not served" }, esc(&r.reason)));
+    }
+    out.push_str("</ul><table><tr><th>verdict</th><th>case</th><th>level</th><th>details</th></tr>");
+    for c in &report.cases {
+        let cls = match c.verdict {
+            Verdict::NotApplicable => "na",
+            v => v.as_str(),
+        };
+        let mut detail = esc(&c.title);
+        if !c.message.is_empty() {
+            detail.push_str(&format!("<pre>{}</pre>", esc(&c.message)));
+        }
+        if let Some(r) = &c.reproducer {
+            detail.push_str(&format!("<details><summary>reproduce</summary><pre>{}</pre></details>", esc(r)));
+        }
+        out.push_str(&format!("<tr><td class={cls}>{}</td><td><code>{}</code><br><small>{}</small></td><td>{}</td><td>{detail}</td></tr>", c.verdict.as_str(), esc(&c.id), esc(&c.spec), esc(&c.level)));
+    }
+    out.push_str("</table>");
+    out
+}
+
+pub fn write_html(report: &RunReport, path: &Path) -> std::io::Result<()> {
+    mkdirs(path)?;
+    std::fs::write(path, html(report))
+}

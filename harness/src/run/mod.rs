@@ -1,0 +1,815 @@
+//! Execution: reach the target, detect which revisions it serves, run each
+//! case's steps, judge its expectations, and keep a transcript.
+
+mod actions;
+mod expect;
+
+use crate::suite::{Case, Level, Step};
+use crate::target::http::{HttpSpec, HttpTarget};
+use crate::target::stdio::{StdioSpec, StdioTarget, shell_quote};
+use crate::target::{Frame, Limits, TransportError};
+use crate::wire::{self, LEGACY, MODERN, MetaMode};
+use serde::Serialize;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone)]
+pub enum TargetSpec {
+    Stdio(StdioSpec),
+    Http(HttpSpec),
+}
+
+impl TargetSpec {
+    pub fn transport(&self) -> &'static str {
+        match self {
+            TargetSpec::Stdio(_) => "stdio",
+            TargetSpec::Http(_) => "http",
+        }
+    }
+    /// A description safe to put in reports.
+    pub fn describe(&self) -> Value {
+        match self {
+            TargetSpec::Stdio(s) => json!({
+                "transport": "stdio",
+                "command": s.argv.iter().map(|a| shell_quote(a)).collect::<Vec<_>>().join(" "),
+                "env": s.env.iter().map(|(k, _)| format!("{k}=[redacted]")).collect::<Vec<_>>(),
+            }),
+            TargetSpec::Http(h) => json!({
+                "transport": "http",
+                "url": redact_url(&h.url),
+                "headers": h.headers.iter().map(|(k, _)| format!("{k}: [redacted]")).collect::<Vec<_>>(),
+            }),
+        }
+    }
+}
+
+/// Strip userinfo and query values from a URL for reports.
+pub fn redact_url(u: &str) -> String {
+    match reqwest::Url::parse(u) {
+        Ok(mut url) => {
+            if !url.username().is_empty() || url.password().is_some() {
+                let _ = url.set_username("redacted");
+                let _ = url.set_password(None);
+            }
+            if url.query().is_some() {
+                let keys: Vec<String> = url.query_pairs().map(|(k, _)| format!("{k}=[redacted]")).collect();
+                url.set_query(Some(&keys.join("&")));
+            }
+            url.to_string()
+        }
+        Err(_) => u.to_string(),
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    pub target: TargetSpec,
+    pub limits: Limits,
+    /// None = detect.
+    pub revision: Option<String>,
+    pub strict: bool,
+    /// The command that reruns this target, for reproducers.
+    pub rerun_base: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Pass,
+    Fail,
+    Warn,
+    #[serde(rename = "n/a")]
+    NotApplicable,
+    Error,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Fail => "fail",
+            Verdict::Warn => "warn",
+            Verdict::NotApplicable => "n/a",
+            Verdict::Error => "error",
+        }
+    }
+}
+
+/// One request/response (or raw HTTP call) as it went over the wire.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Exchange {
+    pub label: String,
+    pub transport: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub http_method: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rpc_method: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sent_headers: Vec<(String, String)>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sent: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub headers: Vec<(String, String)>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    pub frames: Vec<Frame>,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub stderr: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<TransportError>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    pub ms: u64,
+    #[serde(skip)]
+    pub response: Option<Value>,
+    #[serde(skip)]
+    pub request_id: Option<Value>,
+    /// Lines a fresh stdio process got before this one (handshake).
+    #[serde(skip)]
+    pub preamble: Vec<String>,
+    #[serde(skip)]
+    pub fresh: bool,
+}
+
+impl Exchange {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+    /// What came back, in one line, for failure messages.
+    pub fn summary(&self) -> String {
+        let mut s = String::new();
+        if let Some(st) = self.status {
+            s.push_str(&format!("HTTP {st}"));
+        }
+        if let Some(r) = &self.response {
+            if !s.is_empty() {
+                s.push_str(", ");
+            }
+            if let Some(e) = r.get("error") {
+                s.push_str(&format!("JSON-RPC error {}", wire::brief(e)));
+            } else {
+                s.push_str(&format!("result {}", wire::brief(r.get("result").unwrap_or(&Value::Null))));
+            }
+        } else if let Some(e) = &self.error {
+            if !s.is_empty() {
+                s.push_str(", ");
+            }
+            s.push_str(&e.to_string());
+        } else {
+            if !s.is_empty() {
+                s.push_str(", ");
+            }
+            match &self.body {
+                Some(b) if !b.is_empty() => s.push_str(&format!("no JSON-RPC response; body: {}", clip(b, 200))),
+                _ => s.push_str("no JSON-RPC response"),
+            }
+        }
+        s
+    }
+}
+
+pub fn clip(s: &str, n: usize) -> String {
+    if s.len() <= n {
+        return s.to_string();
+    }
+    let mut end = n;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CaseResult {
+    pub id: String,
+    pub title: String,
+    pub level: String,
+    pub revision: String,
+    pub spec: String,
+    pub transport: String,
+    pub verdict: Verdict,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reproducer: Option<String>,
+    pub duration_ms: u64,
+    pub transcript: Vec<Exchange>,
+}
+
+impl CaseResult {
+    /// The verdict that counts for the exit code.
+    pub fn counts_as_failure(&self, strict: bool) -> bool {
+        matches!(self.verdict, Verdict::Fail | Verdict::Error) || (strict && self.verdict == Verdict::Warn)
+    }
+}
+
+/// A live connection for one revision.
+pub enum Conn {
+    Stdio(StdioTarget),
+    Http { target: HttpTarget, session: Option<String> },
+}
+
+/// What the run learnt about one revision.
+#[derive(Debug, Clone, Serialize)]
+pub struct RevisionInfo {
+    pub revision: String,
+    pub supported: bool,
+    pub reason: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capabilities: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_info: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id_issued: Option<bool>,
+    #[serde(skip)]
+    pub unreachable: Option<String>,
+}
+
+pub struct LoggedFrame {
+    pub case: String,
+    pub rpc_method: Option<String>,
+    pub frame: Frame,
+}
+
+const FRAME_LOG_CAP: usize = 20_000;
+
+struct RevState {
+    info: RevisionInfo,
+    conn: Option<Conn>,
+    frames: Vec<LoggedFrame>,
+    frames_dropped: u64,
+    /// Whether `initialize` also works (modern revision only).
+    dual_era: Option<bool>,
+    /// stdio lines needed to bring a fresh process to this revision's state.
+    preamble: Vec<String>,
+}
+
+pub struct Engine {
+    pub cfg: RunConfig,
+    revs: BTreeMap<String, RevState>,
+    next_id: i64,
+    current_case: String,
+    pub started: Instant,
+}
+
+pub enum Probe {
+    Ready,
+    /// The target could not be started or reached at all.
+    Unreachable(String),
+}
+
+impl Engine {
+    pub fn new(cfg: RunConfig) -> Engine {
+        Engine { cfg, revs: BTreeMap::new(), next_id: 1, current_case: String::new(), started: Instant::now() }
+    }
+
+    pub fn revision_infos(&self) -> Vec<RevisionInfo> {
+        wire::REVISIONS.iter().filter_map(|r| self.revs.get(*r).map(|s| s.info.clone())).collect()
+    }
+
+    fn fresh_id(&mut self) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        json!(id)
+    }
+
+    /// Open a new connection or process.
+    async fn open(&self, startup: bool) -> Result<Conn, String> {
+        let _ = startup;
+        match &self.cfg.target {
+            TargetSpec::Stdio(s) => StdioTarget::spawn(s, &self.cfg.limits).map(Conn::Stdio),
+            TargetSpec::Http(h) => HttpTarget::new(h, &self.cfg.limits).map(|t| Conn::Http { target: t, session: None }),
+        }
+    }
+
+    /// Detect what the target serves and keep one connection per revision.
+    pub async fn prepare(&mut self) -> Probe {
+        let want_modern = self.cfg.revision.as_deref().is_none_or(|r| r == MODERN);
+        let want_legacy = self.cfg.revision.as_deref().is_none_or(|r| r == LEGACY);
+        if want_modern {
+            let st = self.probe_modern().await;
+            self.revs.insert(MODERN.into(), st);
+        }
+        if want_legacy {
+            let st = self.probe_legacy().await;
+            if let Some(m) = self.revs.get_mut(MODERN) {
+                if m.info.supported {
+                    m.dual_era = Some(st.info.supported);
+                }
+            }
+            self.revs.insert(LEGACY.into(), st);
+        }
+        let states: Vec<&RevState> = self.revs.values().collect();
+        if states.iter().all(|s| s.info.unreachable.is_some()) {
+            let why: Vec<String> = states.iter().filter_map(|s| s.info.unreachable.clone()).collect();
+            return Probe::Unreachable(why.join("; "));
+        }
+        if !states.iter().any(|s| s.info.supported) {
+            let why: Vec<String> = states.iter().map(|s| format!("{}: {}", s.info.revision, s.info.reason)).collect();
+            return Probe::Unreachable(format!("the target answered but speaks none of the revisions asked for ({})", why.join("; ")));
+        }
+        Probe::Ready
+    }
+
+    fn blank_state(rev: &str) -> RevState {
+        RevState {
+            info: RevisionInfo { revision: rev.into(), supported: false, reason: String::new(), capabilities: None, server_info: None, session_id_issued: None, unreachable: None },
+            conn: None,
+            frames: Vec::new(),
+            frames_dropped: 0,
+            dual_era: None,
+            preamble: Vec::new(),
+        }
+    }
+
+    async fn probe_modern(&mut self) -> RevState {
+        let mut st = Self::blank_state(MODERN);
+        let mut conn = match self.open(true).await {
+            Ok(c) => c,
+            Err(e) => {
+                st.info.reason = e.clone();
+                st.info.unreachable = Some(e);
+                return st;
+            }
+        };
+        self.current_case = "(revision probe)".into();
+        let id = self.fresh_id();
+        let body = wire::request(&id, "server/discover", wire::modern_params(None, MetaMode::Full, MODERN));
+        let ex = self.exchange(&mut conn, "probe: server/discover", MODERN, &body, &[], true).await;
+        log_frames(&mut st, &self.current_case, &ex);
+        if let Some(err) = &ex.error {
+            let why = format!("no answer to server/discover: {err}");
+            st.info.reason = why.clone();
+            st.info.unreachable = Some(why);
+            st.conn = Some(conn);
+            return st;
+        }
+        match &ex.response {
+            Some(r) if r.get("result").is_some_and(|x| x.get("supportedVersions").is_some() || x.get("capabilities").is_some()) => {
+                let res = &r["result"];
+                st.info.supported = true;
+                st.info.reason = "server/discover answered with a DiscoverResult".into();
+                st.info.capabilities = Some(res.get("capabilities").cloned().unwrap_or(json!({})));
+                st.info.server_info = res.pointer("/_meta").and_then(|m| m.get(wire::KEY_SERVER_INFO)).cloned();
+            }
+            Some(r) if r.pointer("/error/code").and_then(|c| c.as_i64()) == Some(-32022) => {
+                st.info.reason = format!(
+                    "server/discover for 2026-07-28 answered -32022 (unsupported version); the server lists {}",
+                    r.pointer("/error/data/supported").map(wire::brief).unwrap_or_else(|| "no versions".into())
+                );
+            }
+            _ => {
+                st.info.reason = format!("server/discover did not return a DiscoverResult ({})", ex.summary());
+            }
+        }
+        st.conn = Some(conn);
+        st
+    }
+
+    async fn probe_legacy(&mut self) -> RevState {
+        let mut st = Self::blank_state(LEGACY);
+        let mut conn = match self.open(true).await {
+            Ok(c) => c,
+            Err(e) => {
+                st.info.reason = e.clone();
+                st.info.unreachable = Some(e);
+                return st;
+            }
+        };
+        self.current_case = "(revision probe)".into();
+        match self.handshake(&mut conn).await {
+            Ok((result, exs, lines)) => {
+                for ex in &exs {
+                    log_frames(&mut st, "(revision probe)", ex);
+                }
+                let v = result.get("protocolVersion").and_then(|v| v.as_str()).unwrap_or("");
+                if v == LEGACY {
+                    st.info.supported = true;
+                    st.info.reason = "initialize negotiated 2025-11-25".into();
+                    st.info.capabilities = Some(result.get("capabilities").cloned().unwrap_or(json!({})));
+                    st.info.server_info = result.get("serverInfo").cloned();
+                    if let Conn::Http { session, .. } = &conn {
+                        st.info.session_id_issued = Some(session.is_some());
+                    }
+                    st.preamble = lines;
+                } else {
+                    st.info.reason = format!("initialize for 2025-11-25 negotiated `{v}` instead");
+                }
+            }
+            Err((why, exs, transport)) => {
+                for ex in &exs {
+                    log_frames(&mut st, "(revision probe)", ex);
+                }
+                st.info.reason = why.clone();
+                if transport {
+                    st.info.unreachable = Some(why);
+                }
+            }
+        }
+        st.conn = Some(conn);
+        st
+    }
+
+    /// initialize + notifications/initialized on `conn`. Returns the
+    /// InitializeResult, the exchanges, and (stdio) the lines sent.
+    async fn handshake(&mut self, conn: &mut Conn) -> Result<(Value, Vec<Exchange>, Vec<String>), (String, Vec<Exchange>, bool)> {
+        let id = self.fresh_id();
+        let body = wire::request(&id, "initialize", Some(wire::initialize_params(LEGACY)));
+        let ex = self.exchange(conn, "handshake: initialize", LEGACY, &body, &[], true).await;
+        let mut lines = vec![body.to_string()];
+        if let Some(e) = &ex.error {
+            return Err((format!("no answer to initialize: {e}"), vec![ex.clone()], true));
+        }
+        let Some(result) = ex.response.as_ref().and_then(|r| r.get("result")).cloned() else {
+            return Err((format!("initialize was not accepted ({})", ex.summary()), vec![ex.clone()], false));
+        };
+        if let Conn::Http { session, .. } = conn {
+            *session = ex.header("mcp-session-id").map(|s| s.to_string());
+        }
+        let note = wire::notification("notifications/initialized", None);
+        let ex2 = self.exchange(conn, "handshake: notifications/initialized", LEGACY, &note, &[], false).await;
+        lines.push(note.to_string());
+        Ok((result, vec![ex, ex2], lines))
+    }
+
+    /// Send one JSON-RPC message (request or notification) and collect the
+    /// reply. `headers` replace the standard ones for HTTP when non-empty
+    /// entries of the same name are given (value None removes).
+    async fn exchange(&mut self, conn: &mut Conn, label: &str, revision: &str, body: &Value, overrides: &[(String, Option<String>)], want_reply: bool) -> Exchange {
+        let text = body.to_string();
+        self.exchange_raw(conn, label, revision, "POST", Some(text), body, overrides, want_reply).await
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn exchange_raw(
+        &mut self,
+        conn: &mut Conn,
+        label: &str,
+        revision: &str,
+        http_method: &str,
+        text: Option<String>,
+        body: &Value,
+        overrides: &[(String, Option<String>)],
+        want_reply: bool,
+    ) -> Exchange {
+        let id = body.get("id").cloned();
+        let rpc_method = body.get("method").and_then(|m| m.as_str()).map(String::from);
+        let mut ex = Exchange { label: label.into(), rpc_method: rpc_method.clone(), request_id: id.clone(), sent: text.clone(), ..Default::default() };
+        let timeout = self.cfg.limits.request;
+        match conn {
+            Conn::Stdio(t) => {
+                ex.transport = "stdio".into();
+                // A process's first answer may take start-up time.
+                let first = t.elapsed_ms() < 1000;
+                let wait = if first { self.cfg.limits.startup.max(timeout) } else { timeout };
+                let start = Instant::now();
+                if let Some(line) = &text {
+                    if let Err(e) = t.write_line(line.as_bytes()).await {
+                        ex.error = Some(e);
+                    }
+                }
+                if ex.error.is_none() {
+                    match (&id, want_reply) {
+                        (Some(id), true) => {
+                            let (frames, idx, err) = t.read_until_response(id, wait).await;
+                            ex.response = idx.and_then(|i| frames[i].value.clone());
+                            ex.frames = frames;
+                            ex.error = err;
+                        }
+                        _ => {
+                            ex.frames = t.read_for(Duration::from_millis(300)).await;
+                        }
+                    }
+                }
+                ex.ms = start.elapsed().as_millis() as u64;
+                ex.stderr = clip(&t.take_stderr(), 8 * 1024);
+            }
+            Conn::Http { target, session } => {
+                ex.transport = "http".into();
+                ex.http_method = Some(http_method.into());
+                let mut headers: Vec<(String, String)> = if revision == MODERN {
+                    if text.is_some() { wire::modern_headers(body) } else { vec![("Accept".into(), "application/json, text/event-stream".into())] }
+                } else {
+                    let initialized = rpc_method.as_deref() != Some("initialize");
+                    let mut h = wire::legacy_headers(session.as_deref(), initialized);
+                    if text.is_none() {
+                        h.retain(|(k, _)| !k.eq_ignore_ascii_case("content-type"));
+                    }
+                    h
+                };
+                for (name, val) in overrides {
+                    let pos = headers.iter().position(|(k, _)| k.eq_ignore_ascii_case(name));
+                    match (pos, val) {
+                        (Some(i), Some(v)) => headers[i] = (name.clone(), v.clone()),
+                        (Some(i), None) => {
+                            headers.remove(i);
+                        }
+                        (None, Some(v)) => headers.push((name.clone(), v.clone())),
+                        (None, None) => {}
+                    }
+                }
+                ex.sent_headers = target
+                    .spec
+                    .headers
+                    .iter()
+                    .chain(headers.iter())
+                    .map(|(k, v)| (k.clone(), if target.is_secret(k) { "[redacted]".into() } else { v.clone() }))
+                    .collect();
+                let expect = if want_reply { id.as_ref() } else { None };
+                let reply = target.send(http_method, &headers, text.map(|t| t.into_bytes()), expect, false).await;
+                ex.status = reply.status;
+                ex.headers = reply.headers.clone();
+                ex.body = reply.body.clone();
+                ex.response = reply.response_index.and_then(|i| reply.frames[i].value.clone());
+                ex.frames = reply.frames;
+                ex.error = reply.error;
+                ex.ms = reply.ms;
+                if !want_reply && ex.error.as_ref().is_some_and(|e| matches!(e, TransportError::Timeout(_))) && ex.status.is_some() {
+                    ex.error = None;
+                }
+            }
+        }
+        ex
+    }
+
+    /// Run one case.
+    pub async fn run_case(&mut self, case: &Case) -> CaseResult {
+        let start = Instant::now();
+        self.current_case = case.id.clone();
+        let transport = self.cfg.target.transport();
+        let mut res = CaseResult {
+            id: case.id.clone(),
+            title: case.title.clone(),
+            level: case.level.as_str().into(),
+            revision: case.revision.clone(),
+            spec: case.spec.render(&case.revision),
+            transport: transport.into(),
+            verdict: Verdict::Pass,
+            message: String::new(),
+            reproducer: None,
+            duration_ms: 0,
+            transcript: Vec::new(),
+        };
+        if let Some(why) = self.not_applicable(case) {
+            res.verdict = Verdict::NotApplicable;
+            res.message = why;
+            return res;
+        }
+        if let Some(why) = self.revs.get(&case.revision).and_then(|s| s.info.unreachable.clone()) {
+            if !self.revs.get(&case.revision).is_some_and(|s| s.info.supported) {
+                res.verdict = Verdict::Error;
+                res.message = format!("the target could not be reached for {}: {why}", case.revision);
+                return res;
+            }
+        }
+        let mut failures: Vec<String> = Vec::new();
+        let mut error: Option<String> = None;
+        let mut na: Option<String> = None;
+        let mut named: BTreeMap<String, usize> = BTreeMap::new();
+        let mut last_msg: Option<usize> = None;
+        for (i, step) in case.steps.iter().enumerate() {
+            let out = self.run_step(case, i, step).await;
+            for ex in &out.exchanges {
+                if let Some(st) = self.revs.get_mut(&case.revision) {
+                    log_frames(st, &case.id, ex);
+                }
+            }
+            let base = res.transcript.len();
+            res.transcript.extend(out.exchanges);
+            if step.send.is_some() || step.http.is_some() {
+                let idx = res.transcript.len().saturating_sub(1);
+                if res.transcript.len() > base {
+                    last_msg = Some(idx);
+                    if let Some(n) = &step.name {
+                        named.insert(n.clone(), idx);
+                    }
+                    if let Some(e) = &res.transcript[idx].error {
+                        error.get_or_insert(format!("step {} ({}): {e}", i + 1, res.transcript[idx].label));
+                    }
+                }
+            }
+            failures.extend(out.failures);
+            if let Some(e) = out.error {
+                error.get_or_insert(e);
+            }
+            if let Some(n) = out.na {
+                na = Some(n);
+                break;
+            }
+            if error.is_some() {
+                break;
+            }
+        }
+        if na.is_none() && error.is_none() {
+            for e in &case.expect {
+                let idx = match &e.step {
+                    Some(n) => named.get(n).copied(),
+                    None => last_msg,
+                };
+                let Some(idx) = idx else {
+                    error = Some("the step an expectation looks at did not run".into());
+                    break;
+                };
+                if let Some(f) = expect::judge(e, &res.transcript[idx], &case.revision) {
+                    failures.push(f);
+                }
+            }
+        }
+        if let Some(n) = na {
+            res.verdict = Verdict::NotApplicable;
+            res.message = n;
+        } else if let Some(e) = error {
+            res.verdict = Verdict::Error;
+            res.message = e;
+        } else if !failures.is_empty() {
+            res.verdict = if case.level.is_advisory() { Verdict::Warn } else { Verdict::Fail };
+            res.message = failures.join("\n");
+        }
+        if matches!(res.verdict, Verdict::Fail | Verdict::Warn | Verdict::Error) {
+            res.reproducer = Some(self.reproducer(case, &res.transcript));
+        }
+        res.duration_ms = start.elapsed().as_millis() as u64;
+        res
+    }
+
+    fn not_applicable(&self, case: &Case) -> Option<String> {
+        let transport = self.cfg.target.transport();
+        if !case.applies.transports.is_empty() && !case.applies.transports.iter().any(|t| t == transport) {
+            return Some(format!("applies to {} targets only; this target is {transport}", case.applies.transports.join("/")));
+        }
+        let st = self.revs.get(&case.revision)?;
+        if !st.info.supported {
+            if st.info.unreachable.is_some() {
+                return None;
+            }
+            return Some(format!("the server does not serve {}: {}", case.revision, st.info.reason));
+        }
+        let caps = st.info.capabilities.clone().unwrap_or(json!({}));
+        for c in &case.applies.capabilities {
+            if caps.get(c).is_none() {
+                return Some(format!("the server does not advertise capabilities.{c}"));
+            }
+        }
+        match case.applies.era.as_deref() {
+            Some("modern-only") if st.dual_era == Some(true) => {
+                return Some("the server also serves 2025-11-25 through initialize (dual-era, allowed by versioning.mdx); the rule is for modern-only servers".into());
+            }
+            Some("session") if st.info.session_id_issued != Some(true) => {
+                return Some("the server issued no Mcp-Session-Id, so session rules do not apply".into());
+            }
+            _ => {}
+        }
+        None
+    }
+
+    async fn run_step(&mut self, case: &Case, index: usize, step: &Step) -> actions::StepOut {
+        if let Some(a) = &step.action {
+            return self.run_action(case, a).await;
+        }
+        let mut out = actions::StepOut::default();
+        let rev = case.revision.clone();
+        let label = step.name.clone().unwrap_or_else(|| format!("step {}", index + 1));
+        if let Some(s) = &step.send {
+            let id = s.id.clone().unwrap_or_else(|| self.fresh_id());
+            let params = if rev == MODERN {
+                wire::modern_params(s.params.as_ref(), s.meta, s.version.as_deref().unwrap_or(MODERN))
+            } else {
+                s.params.clone()
+            };
+            let body = if s.notification { wire::notification(&s.method, params) } else { wire::request(&id, &s.method, params) };
+            let mut overrides: Vec<(String, Option<String>)> = s.headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            if s.session.as_deref() == Some("none") {
+                overrides.push(("Mcp-Session-Id".into(), None));
+            }
+            let want_reply = !s.notification;
+            let mut ex = if s.fresh {
+                match self.fresh_conn(&rev).await {
+                    Ok((mut conn, pre, mut pre_ex)) => {
+                        let mut ex = self.exchange(&mut conn, &label, &rev, &body, &overrides, want_reply).await;
+                        ex.fresh = true;
+                        ex.preamble = pre;
+                        if let Conn::Stdio(t) = &mut conn {
+                            t.shutdown().await;
+                        }
+                        out.exchanges.append(&mut pre_ex);
+                        ex
+                    }
+                    Err(e) => {
+                        out.error = Some(format!("could not open a fresh connection: {e}"));
+                        return out;
+                    }
+                }
+            } else {
+                let Some(mut conn) = self.revs.get_mut(&rev).and_then(|s| s.conn.take()) else {
+                    out.error = Some(format!("no connection for {rev}"));
+                    return out;
+                };
+                let ex = self.exchange(&mut conn, &label, &rev, &body, &overrides, want_reply).await;
+                if let Some(st) = self.revs.get_mut(&rev) {
+                    st.conn = Some(conn);
+                }
+                ex
+            };
+            if ex.preamble.is_empty() && !s.fresh {
+                ex.preamble = self.revs.get(&rev).map(|s| s.preamble.clone()).unwrap_or_default();
+            }
+            out.exchanges.push(ex);
+        } else if let Some(h) = &step.http {
+            let Some(mut conn) = self.revs.get_mut(&rev).and_then(|s| s.conn.take()) else {
+                out.error = Some(format!("no connection for {rev}"));
+                return out;
+            };
+            let overrides: Vec<(String, Option<String>)> = h.headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            let ex = self.exchange_raw(&mut conn, &label, &rev, &h.method, None, &Value::Null, &overrides, false).await;
+            if let Some(st) = self.revs.get_mut(&rev) {
+                st.conn = Some(conn);
+            }
+            out.exchanges.push(ex);
+        }
+        out
+    }
+
+    /// A new connection (HTTP) or process (stdio), brought to the
+    /// revision's starting state (2025-11-25: handshake done).
+    async fn fresh_conn(&mut self, rev: &str) -> Result<(Conn, Vec<String>, Vec<Exchange>), String> {
+        let mut conn = self.open(true).await?;
+        if let Conn::Http { target, .. } = &mut conn {
+            *target = HttpTarget::new(&target.spec, &self.cfg.limits)?;
+        }
+        if rev == LEGACY {
+            match self.handshake(&mut conn).await {
+                Ok((_, exs, lines)) => return Ok((conn, lines, exs)),
+                Err((why, _, _)) => return Err(why),
+            }
+        }
+        Ok((conn, Vec::new(), Vec::new()))
+    }
+
+    fn reproducer(&self, case: &Case, transcript: &[Exchange]) -> String {
+        let mut out = vec![format!("rerun: {} --exact {}", self.cfg.rerun_base, shell_quote(&case.id))];
+        match &self.cfg.target {
+            TargetSpec::Stdio(s) => {
+                let cmd = s.argv.iter().map(|a| shell_quote(a)).collect::<Vec<_>>().join(" ");
+                let mut lines: Vec<String> = Vec::new();
+                for ex in transcript {
+                    if ex.fresh || lines.is_empty() {
+                        if !lines.is_empty() {
+                            out.push(format!("printf '%s\\n' {} | {cmd}", lines.iter().map(|l| shell_quote(l)).collect::<Vec<_>>().join(" ")));
+                            lines.clear();
+                        }
+                        lines.extend(ex.preamble.iter().cloned());
+                    }
+                    if let Some(t) = &ex.sent {
+                        lines.push(t.clone());
+                    }
+                }
+                if !lines.is_empty() {
+                    out.push(format!("printf '%s\\n' {} | {cmd}", lines.iter().map(|l| shell_quote(l)).collect::<Vec<_>>().join(" ")));
+                }
+            }
+            TargetSpec::Http(h) => {
+                for ex in transcript {
+                    let mut c = format!("curl -sS -i -X {} {}", ex.http_method.as_deref().unwrap_or("POST"), shell_quote(&h.url));
+                    for (k, v) in &ex.sent_headers {
+                        c.push_str(&format!(" -H {}", shell_quote(&format!("{k}: {v}"))));
+                    }
+                    if let Some(b) = &ex.sent {
+                        c.push_str(&format!(" --data-binary {}", shell_quote(b)));
+                    }
+                    out.push(c);
+                }
+            }
+        }
+        out.join("\n")
+    }
+
+    /// Close every connection (kills stdio process groups).
+    pub async fn shutdown(&mut self) {
+        for st in self.revs.values_mut() {
+            if let Some(Conn::Stdio(t)) = st.conn.as_mut() {
+                t.shutdown().await;
+            }
+            st.conn = None;
+        }
+    }
+}
+
+fn log_frames(st: &mut RevState, case: &str, ex: &Exchange) {
+    for f in &ex.frames {
+        if st.frames.len() >= FRAME_LOG_CAP {
+            st.frames_dropped += 1;
+            continue;
+        }
+        st.frames.push(LoggedFrame { case: case.to_string(), rpc_method: ex.rpc_method.clone(), frame: f.clone() });
+    }
+}
+
+pub use actions::StepOut;
+
+/// A tiny helper for levels in messages.
+pub fn level_word(l: Level) -> &'static str {
+    l.as_str()
+}

@@ -1,0 +1,128 @@
+//! Reaching a server: spawn a stdio process or talk Streamable HTTP.
+//!
+//! Everything here records what went over the wire byte for byte (within size
+//! caps) so that a check can quote it and a report can reproduce it.
+
+pub mod http;
+pub mod sse;
+pub mod stdio;
+
+use serde::Serialize;
+use serde_json::Value;
+use std::time::Duration;
+
+/// Hard limits that keep a hostile server from exhausting the harness.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    pub startup: Duration,
+    pub request: Duration,
+    /// Largest single stdout line or HTTP body kept, in bytes.
+    pub max_message: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { startup: Duration::from_secs(15), request: Duration::from_secs(10), max_message: 16 * 1024 * 1024 }
+    }
+}
+
+/// One message (or one broken line) the server sent.
+#[derive(Debug, Clone, Serialize)]
+pub struct Frame {
+    /// The text as received (lossy UTF-8 if the bytes were not UTF-8).
+    pub raw: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+    #[serde(skip)]
+    pub value: Option<Value>,
+    pub at_ms: u64,
+}
+
+impl Frame {
+    pub fn from_bytes(bytes: &[u8], at_ms: u64) -> Frame {
+        let (raw, utf8_ok) = match std::str::from_utf8(bytes) {
+            Ok(s) => (s.to_string(), true),
+            Err(_) => (String::from_utf8_lossy(bytes).into_owned(), false),
+        };
+        let mut problem = None;
+        let mut value = None;
+        if !utf8_ok {
+            problem = Some("line is not valid UTF-8".to_string());
+        } else {
+            match serde_json::from_str::<Value>(raw.trim_end_matches('\r')) {
+                Ok(v) => {
+                    if let Some(p) = jsonrpc_shape_problem(&v) {
+                        problem = Some(p);
+                    }
+                    value = Some(v);
+                }
+                Err(e) => problem = Some(format!("not JSON: {e}")),
+            }
+        }
+        Frame { raw, problem, value, at_ms }
+    }
+
+    pub fn problem(msg: impl Into<String>, raw: String, at_ms: u64) -> Frame {
+        Frame { raw, problem: Some(msg.into()), value: None, at_ms }
+    }
+
+    /// A JSON-RPC request sent by the server (it has `method` and `id`).
+    pub fn is_server_request(&self) -> bool {
+        matches!(&self.value, Some(Value::Object(m)) if m.contains_key("method") && m.contains_key("id"))
+    }
+    pub fn is_response(&self) -> bool {
+        matches!(&self.value, Some(Value::Object(m)) if !m.contains_key("method") && (m.contains_key("result") || m.contains_key("error")))
+    }
+    pub fn is_notification(&self) -> bool {
+        matches!(&self.value, Some(Value::Object(m)) if m.contains_key("method") && !m.contains_key("id"))
+    }
+    pub fn id(&self) -> Option<&Value> {
+        self.value.as_ref().and_then(|v| v.get("id"))
+    }
+}
+
+/// Whether a parsed JSON value is one JSON-RPC 2.0 message at all (not its
+/// MCP-level schema, which the wire checks judge).
+pub fn jsonrpc_shape_problem(v: &Value) -> Option<String> {
+    match v {
+        Value::Array(_) => Some("a JSON array (batch) where one JSON-RPC message was expected".into()),
+        Value::Object(m) => {
+            if m.get("jsonrpc") != Some(&Value::String("2.0".into())) {
+                return Some("not a JSON-RPC 2.0 message: \"jsonrpc\" is not \"2.0\"".into());
+            }
+            let has_method = m.contains_key("method");
+            let has_result = m.contains_key("result") || m.contains_key("error");
+            if !has_method && !has_result {
+                return Some("JSON-RPC message with neither \"method\" nor \"result\"/\"error\"".into());
+            }
+            None
+        }
+        _ => Some("a JSON value that is not an object where one JSON-RPC message was expected".into()),
+    }
+}
+
+/// Why an exchange produced no usable answer.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(tag = "kind", content = "detail", rename_all = "snake_case")]
+pub enum TransportError {
+    Timeout(String),
+    Closed(String),
+    Io(String),
+    TooLarge(String),
+}
+
+impl std::fmt::Display for TransportError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TransportError::Timeout(s) => write!(f, "timeout: {s}"),
+            TransportError::Closed(s) => write!(f, "connection closed: {s}"),
+            TransportError::Io(s) => write!(f, "I/O error: {s}"),
+            TransportError::TooLarge(s) => write!(f, "message too large: {s}"),
+        }
+    }
+}
+
+/// Bytes to milliseconds since `start`.
+pub fn ms_since(start: std::time::Instant) -> u64 {
+    start.elapsed().as_millis() as u64
+}

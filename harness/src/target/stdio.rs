@@ -1,0 +1,481 @@
+//! stdio targets: spawn the server in its own process group, write one
+//! JSON-RPC message per line, read newline-delimited replies, keep stderr.
+
+use super::{Frame, Limits, TransportError, ms_since};
+use serde_json::Value;
+use std::collections::VecDeque;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::process::{Child, ChildStdin, Command};
+use tokio::sync::mpsc;
+
+/// Process groups alive right now, so Ctrl-C can take them down.
+static LIVE_GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
+/// Kill every spawned server group (used by the Ctrl-C handler).
+pub fn kill_all_groups() {
+    let groups = LIVE_GROUPS.lock().map(|g| g.clone()).unwrap_or_default();
+    for g in groups {
+        unsafe {
+            libc::killpg(g, libc::SIGKILL);
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct StdioSpec {
+    pub argv: Vec<String>,
+    pub env: Vec<(String, String)>,
+    pub cwd: Option<String>,
+}
+
+/// What stderr said, bounded: the newest bytes are kept.
+#[derive(Default)]
+struct StderrLog {
+    total: u64,
+    tail: VecDeque<u8>,
+}
+
+const STDERR_KEEP: usize = 256 * 1024;
+
+/// Evidence about stdout as a whole, for the framing checks.
+#[derive(Default, Clone, Debug)]
+pub struct StdoutAudit {
+    pub lines: u64,
+    /// Lines that were not one JSON-RPC message (first few kept, with reason).
+    pub bad: Vec<Frame>,
+    pub bad_count: u64,
+    /// JSON-RPC requests the server sent (first few kept).
+    pub requests: Vec<Frame>,
+    pub request_count: u64,
+}
+
+const AUDIT_KEEP: usize = 20;
+
+pub struct StdioTarget {
+    pub spec: StdioSpec,
+    child: Option<Child>,
+    pgid: Option<i32>,
+    stdin: Option<ChildStdin>,
+    frames: mpsc::Receiver<Frame>,
+    stderr: Arc<Mutex<StderrLog>>,
+    stderr_seen: u64,
+    audit: Arc<Mutex<StdoutAudit>>,
+    limits: Limits,
+    started: Instant,
+    exit_note: Option<String>,
+}
+
+impl StdioTarget {
+    pub fn spawn(spec: &StdioSpec, limits: &Limits) -> Result<StdioTarget, String> {
+        let Some((prog, args)) = spec.argv.split_first() else {
+            return Err("empty command".into());
+        };
+        let mut cmd = Command::new(prog);
+        cmd.args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .process_group(0);
+        for (k, v) in &spec.env {
+            cmd.env(k, v);
+        }
+        if let Some(dir) = &spec.cwd {
+            cmd.current_dir(dir);
+        }
+        let mut child = cmd.spawn().map_err(|e| format!("could not start `{prog}`: {e}"))?;
+        let pgid = child.id().map(|p| p as i32);
+        if let Some(g) = pgid {
+            if let Ok(mut l) = LIVE_GROUPS.lock() {
+                l.push(g);
+            }
+        }
+        let started = Instant::now();
+        let stdout = child.stdout.take().expect("piped stdout");
+        let stderr = child.stderr.take().expect("piped stderr");
+        let stdin = child.stdin.take();
+        let (tx, rx) = mpsc::channel(256);
+        let audit = Arc::new(Mutex::new(StdoutAudit::default()));
+        tokio::spawn(read_lines(stdout, tx, limits.max_message, started, audit.clone()));
+        let log = Arc::new(Mutex::new(StderrLog::default()));
+        tokio::spawn(read_stderr(stderr, log.clone()));
+        Ok(StdioTarget {
+            spec: spec.clone(),
+            child: Some(child),
+            pgid,
+            stdin,
+            frames: rx,
+            stderr: log,
+            stderr_seen: 0,
+            audit,
+            limits: limits.clone(),
+            started,
+            exit_note: None,
+        })
+    }
+
+    pub fn audit(&self) -> StdoutAudit {
+        self.audit.lock().map(|a| a.clone()).unwrap_or_default()
+    }
+
+    /// stderr written since the previous call (as lossy text).
+    pub fn take_stderr(&mut self) -> String {
+        let Ok(log) = self.stderr.lock() else { return String::new() };
+        let new = log.total.saturating_sub(self.stderr_seen) as usize;
+        self.stderr_seen = log.total;
+        let kept = new.min(log.tail.len());
+        let start = log.tail.len() - kept;
+        let bytes: Vec<u8> = log.tail.iter().skip(start).copied().collect();
+        let mut s = String::from_utf8_lossy(&bytes).into_owned();
+        if kept < new {
+            s.insert_str(0, &format!("[{} earlier bytes of stderr not kept]\n", new - kept));
+        }
+        s
+    }
+
+    /// Write one line (a newline is added). Raw bytes let checks send
+    /// malformed frames on purpose.
+    pub async fn write_line(&mut self, line: &[u8]) -> Result<(), TransportError> {
+        let Some(stdin) = self.stdin.as_mut() else {
+            return Err(TransportError::Closed("stdin was already closed".into()));
+        };
+        let mut buf = Vec::with_capacity(line.len() + 1);
+        buf.extend_from_slice(line);
+        buf.push(b'\n');
+        let res = tokio::time::timeout(self.limits.request, async {
+            stdin.write_all(&buf).await?;
+            stdin.flush().await
+        })
+        .await;
+        match res {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(TransportError::Closed(format!("writing to the server's stdin failed: {e}{}", self.exit_suffix()))),
+            Err(_) => Err(TransportError::Timeout("the server did not read its stdin".into())),
+        }
+    }
+
+    /// Read frames until a response whose id equals `id` arrives. Everything
+    /// received on the way is returned too. An error response with a null or
+    /// missing id is taken as the answer (and the caller can flag it).
+    pub async fn read_until_response(&mut self, id: &Value, timeout: Duration) -> (Vec<Frame>, Option<usize>, Option<TransportError>) {
+        let deadline = tokio::time::Instant::now() + timeout;
+        let mut got = Vec::new();
+        loop {
+            match tokio::time::timeout_at(deadline, self.frames.recv()).await {
+                Ok(Some(frame)) => {
+                    let is_answer = frame.is_response()
+                        && match frame.id() {
+                            Some(v) if v == id => true,
+                            None | Some(Value::Null) => frame.value.as_ref().is_some_and(|v| v.get("error").is_some()),
+                            _ => false,
+                        };
+                    got.push(frame);
+                    if is_answer {
+                        let i = got.len() - 1;
+                        return (got, Some(i), None);
+                    }
+                }
+                Ok(None) => {
+                    let note = self.wait_exit_note().await;
+                    return (got, None, Some(TransportError::Closed(format!("the server closed stdout before answering{note}"))));
+                }
+                Err(_) => {
+                    return (got, None, Some(TransportError::Timeout(format!("no response with id {id} within {} ms", timeout.as_millis()))));
+                }
+            }
+        }
+    }
+
+    /// Collect whatever arrives within `window` (for notifications, which get
+    /// no reply).
+    pub async fn read_for(&mut self, window: Duration) -> Vec<Frame> {
+        let deadline = tokio::time::Instant::now() + window;
+        let mut got = Vec::new();
+        while let Ok(Some(f)) = tokio::time::timeout_at(deadline, self.frames.recv()).await {
+            got.push(f);
+        }
+        got
+    }
+
+    /// Close stdin and wait up to `grace` for the process to exit by itself.
+    /// Returns the exit description, or None if it was still running.
+    pub async fn close_stdin_and_wait(&mut self, grace: Duration) -> Option<String> {
+        self.stdin = None;
+        let child = self.child.as_mut()?;
+        match tokio::time::timeout(grace, child.wait()).await {
+            Ok(Ok(status)) => Some(status.to_string()),
+            Ok(Err(e)) => Some(format!("wait failed: {e}")),
+            Err(_) => None,
+        }
+    }
+
+    pub fn elapsed_ms(&self) -> u64 {
+        ms_since(self.started)
+    }
+
+    fn exit_suffix(&mut self) -> String {
+        if let Some(n) = &self.exit_note {
+            return format!(" ({n})");
+        }
+        if let Some(child) = self.child.as_mut() {
+            if let Ok(Some(st)) = child.try_wait() {
+                let n = format!("process exited: {st}");
+                self.exit_note = Some(n.clone());
+                return format!(" ({n})");
+            }
+        }
+        String::new()
+    }
+
+    async fn wait_exit_note(&mut self) -> String {
+        if let Some(child) = self.child.as_mut() {
+            if let Ok(Ok(st)) = tokio::time::timeout(Duration::from_millis(500), child.wait()).await {
+                let n = format!("process exited: {st}");
+                self.exit_note = Some(n.clone());
+                return format!(" ({n})");
+            }
+        }
+        self.exit_suffix()
+    }
+
+    /// Kill the whole process group now.
+    pub fn kill(&mut self) {
+        if let Some(g) = self.pgid.take() {
+            unsafe {
+                libc::killpg(g, libc::SIGKILL);
+            }
+            if let Ok(mut l) = LIVE_GROUPS.lock() {
+                l.retain(|x| *x != g);
+            }
+        }
+        if let Some(mut c) = self.child.take() {
+            let _ = c.start_kill();
+            // Reap in the background so no zombie is left.
+            tokio::spawn(async move {
+                let _ = c.wait().await;
+            });
+        }
+    }
+
+    /// End politely (close stdin, short grace), then kill the group.
+    pub async fn shutdown(&mut self) {
+        let _ = self.close_stdin_and_wait(Duration::from_millis(1500)).await;
+        self.kill();
+    }
+}
+
+impl Drop for StdioTarget {
+    fn drop(&mut self) {
+        if let Some(g) = self.pgid.take() {
+            unsafe {
+                libc::killpg(g, libc::SIGKILL);
+            }
+            if let Ok(mut l) = LIVE_GROUPS.lock() {
+                l.retain(|x| *x != g);
+            }
+        }
+    }
+}
+
+async fn read_lines(
+    mut out: tokio::process::ChildStdout,
+    tx: mpsc::Sender<Frame>,
+    max_line: usize,
+    started: Instant,
+    audit: Arc<Mutex<StdoutAudit>>,
+) {
+    let mut buf: Vec<u8> = Vec::new();
+    let mut chunk = vec![0u8; 64 * 1024];
+    let mut discarding = false;
+    let mut discarded: u64 = 0;
+    loop {
+        let n = match out.read(&mut chunk).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        let mut rest = &chunk[..n];
+        while let Some(pos) = rest.iter().position(|&b| b == b'\n') {
+            let (line, tail) = rest.split_at(pos);
+            rest = &tail[1..];
+            if discarding {
+                discarding = false;
+                let f = Frame::problem(
+                    format!("line of {} bytes exceeds the {max_line}-byte limit; it was not parsed", discarded + line.len() as u64),
+                    excerpt(&buf),
+                    ms_since(started),
+                );
+                buf.clear();
+                if emit(&tx, f, &audit).await.is_err() {
+                    return;
+                }
+                continue;
+            }
+            buf.extend_from_slice(line);
+            let f = Frame::from_bytes(&buf, ms_since(started));
+            buf.clear();
+            if emit(&tx, f, &audit).await.is_err() {
+                return;
+            }
+        }
+        if discarding {
+            discarded += rest.len() as u64;
+        } else {
+            buf.extend_from_slice(rest);
+            if buf.len() > max_line {
+                discarding = true;
+                discarded = buf.len() as u64;
+                buf.truncate(200);
+            }
+        }
+    }
+    if discarding || !buf.is_empty() {
+        let f = if discarding {
+            Frame::problem(format!("unterminated line of {discarded} bytes exceeds the limit"), excerpt(&buf), ms_since(started))
+        } else {
+            let mut f = Frame::from_bytes(&buf, ms_since(started));
+            f.problem = Some(format!(
+                "output ended without a newline after this text{}",
+                f.problem.as_ref().map(|p| format!(" ({p})")).unwrap_or_default()
+            ));
+            f.value = None;
+            f
+        };
+        let _ = emit(&tx, f, &audit).await;
+    }
+}
+
+fn excerpt(b: &[u8]) -> String {
+    let s = String::from_utf8_lossy(&b[..b.len().min(200)]).into_owned();
+    format!("{s}…")
+}
+
+async fn emit(tx: &mpsc::Sender<Frame>, f: Frame, audit: &Arc<Mutex<StdoutAudit>>) -> Result<(), ()> {
+    if let Ok(mut a) = audit.lock() {
+        a.lines += 1;
+        if f.problem.is_some() {
+            a.bad_count += 1;
+            if a.bad.len() < AUDIT_KEEP {
+                a.bad.push(f.clone());
+            }
+        } else if f.is_server_request() {
+            a.request_count += 1;
+            if a.requests.len() < AUDIT_KEEP {
+                a.requests.push(f.clone());
+            }
+        }
+    }
+    tx.send(f).await.map_err(|_| ())
+}
+
+async fn read_stderr(mut err: tokio::process::ChildStderr, log: Arc<Mutex<StderrLog>>) {
+    let mut chunk = vec![0u8; 16 * 1024];
+    loop {
+        let n = match err.read(&mut chunk).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        if let Ok(mut l) = log.lock() {
+            l.total += n as u64;
+            l.tail.extend(&chunk[..n]);
+            while l.tail.len() > STDERR_KEEP {
+                l.tail.pop_front();
+            }
+        }
+    }
+}
+
+/// Split a command line into argv: whitespace separates words; single quotes
+/// keep text literally; double quotes allow `\"` and `\\`; a backslash
+/// outside quotes escapes the next character.
+pub fn split_command(line: &str) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut in_word = false;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('\'') => break,
+                        Some(x) => cur.push(x),
+                        None => return Err("unterminated single quote in command".into()),
+                    }
+                }
+            }
+            '"' => {
+                in_word = true;
+                loop {
+                    match chars.next() {
+                        Some('"') => break,
+                        Some('\\') => match chars.next() {
+                            Some(x @ ('"' | '\\' | '$' | '`')) => cur.push(x),
+                            Some(x) => {
+                                cur.push('\\');
+                                cur.push(x)
+                            }
+                            None => return Err("unterminated double quote in command".into()),
+                        },
+                        Some(x) => cur.push(x),
+                        None => return Err("unterminated double quote in command".into()),
+                    }
+                }
+            }
+            '\\' => {
+                in_word = true;
+                if let Some(x) = chars.next() {
+                    cur.push(x);
+                }
+            }
+            c if c.is_whitespace() => {
+                if in_word {
+                    out.push(std::mem::take(&mut cur));
+                    in_word = false;
+                }
+            }
+            c => {
+                in_word = true;
+                cur.push(c);
+            }
+        }
+    }
+    if in_word {
+        out.push(cur);
+    }
+    if out.is_empty() {
+        return Err("empty command".into());
+    }
+    Ok(out)
+}
+
+/// Quote one word for a POSIX shell (for reproducers).
+pub fn shell_quote(s: &str) -> String {
+    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./:=@%+,".contains(c)) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_handles_quotes() {
+        assert_eq!(split_command("a b  'c d' \"e \\\"f\" g\\ h").unwrap(), vec!["a", "b", "c d", "e \"f", "g h"]);
+        assert!(split_command("'x").is_err());
+        assert!(split_command("   ").is_err());
+    }
+
+    #[test]
+    fn shell_quote_roundtrip_shape() {
+        assert_eq!(shell_quote("abc"), "abc");
+        assert_eq!(shell_quote("it's"), "'it'\\''s'");
+        assert_eq!(shell_quote(""), "''");
+    }
+}

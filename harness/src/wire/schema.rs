@@ -1,0 +1,183 @@
+//! The project's own per-revision message schemas (harness/schemas/*.json)
+//! and validation of every server-sent frame against them.
+
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+pub const MODERN_SCHEMA: &str = include_str!("../../schemas/2026-07-28.json");
+pub const LEGACY_SCHEMA: &str = include_str!("../../schemas/2025-11-25.json");
+
+pub struct WireSchemas {
+    maps: HashMap<&'static str, jsonschema::ValidatorMap>,
+}
+
+/// One schema violation, named by message type and JSON path.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Violation {
+    pub message_type: String,
+    pub path: String,
+    pub problem: String,
+}
+
+impl std::fmt::Display for Violation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let p = if self.path.is_empty() { "(root)" } else { &self.path };
+        write!(f, "{} at {}: {}", self.message_type, p, self.problem)
+    }
+}
+
+static SCHEMAS: OnceLock<WireSchemas> = OnceLock::new();
+
+pub fn schemas() -> &'static WireSchemas {
+    SCHEMAS.get_or_init(|| WireSchemas::load().expect("built-in wire schemas compile"))
+}
+
+impl WireSchemas {
+    pub fn load() -> Result<WireSchemas, String> {
+        let mut maps = HashMap::new();
+        for (rev, text) in [(super::MODERN, MODERN_SCHEMA), (super::LEGACY, LEGACY_SCHEMA)] {
+            let doc: Value = serde_json::from_str(text).map_err(|e| format!("schema {rev}: {e}"))?;
+            let map = jsonschema::options().offline().build_map(&doc).map_err(|e| format!("schema {rev}: {e}"))?;
+            maps.insert(rev, map);
+        }
+        Ok(WireSchemas { maps })
+    }
+
+    pub fn has(&self, revision: &str, def: &str) -> bool {
+        self.maps.get(revision).is_some_and(|m| m.contains_key(&format!("#/$defs/{def}")))
+    }
+
+    pub fn def_names(&self, revision: &str) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .maps
+            .get(revision)
+            .map(|m| m.keys().filter_map(|k| k.strip_prefix("#/$defs/")).filter(|k| !k.contains('/')).map(String::from).collect())
+            .unwrap_or_default();
+        v.sort();
+        v
+    }
+
+    /// Validate `value` as message type `def` of `revision`.
+    pub fn validate(&self, revision: &str, def: &str, value: &Value) -> Vec<Violation> {
+        let Some(v) = self.maps.get(revision).and_then(|m| m.get(&format!("#/$defs/{def}"))) else {
+            return vec![Violation { message_type: def.into(), path: String::new(), problem: format!("mcpcert has no schema for `{def}` in {revision}") }];
+        };
+        let mut out: Vec<Violation> = v
+            .iter_errors(value)
+            .map(|e| Violation { message_type: def.to_string(), path: e.instance_path().to_string(), problem: e.to_string() })
+            .collect();
+        out.dedup();
+        out
+    }
+}
+
+/// Which message type a response to `method` must be, per revision.
+pub fn result_type_for(revision: &str, method: &str) -> &'static str {
+    let modern = revision == super::MODERN;
+    match method {
+        "server/discover" if modern => "DiscoverResultResponse",
+        "initialize" if !modern => "InitializeResultResponse",
+        "ping" if !modern => "EmptyResultResponse",
+        "tools/list" => "ListToolsResultResponse",
+        "tools/call" => "CallToolResultResponse",
+        "prompts/list" => "ListPromptsResultResponse",
+        "prompts/get" => "GetPromptResultResponse",
+        "resources/list" => "ListResourcesResultResponse",
+        "resources/templates/list" => "ListResourceTemplatesResultResponse",
+        "resources/read" => "ReadResourceResultResponse",
+        "completion/complete" => "CompleteResultResponse",
+        "subscriptions/listen" if modern => "SubscriptionsListenResultResponse",
+        _ => "JSONRPCResultResponse",
+    }
+}
+
+/// Which message type a notification with `method` must be.
+pub fn notification_type_for(revision: &str, method: &str) -> &'static str {
+    let modern = revision == super::MODERN;
+    match method {
+        "notifications/tools/list_changed" => "ToolListChangedNotification",
+        "notifications/progress" => "ProgressNotification",
+        "notifications/message" => "LoggingMessageNotification",
+        "notifications/prompts/list_changed" if modern => "PromptListChangedNotification",
+        "notifications/resources/list_changed" if modern => "ResourceListChangedNotification",
+        "notifications/resources/updated" if modern => "ResourceUpdatedNotification",
+        "notifications/cancelled" if modern => "CancelledNotification",
+        "notifications/subscriptions/acknowledged" if modern => "SubscriptionsAcknowledgedNotification",
+        _ => "JSONRPCNotification",
+    }
+}
+
+/// The message type(s) an error response must satisfy, by code.
+pub fn error_types_for(revision: &str, code: i64) -> Vec<&'static str> {
+    let mut v = vec!["JSONRPCErrorResponse"];
+    if revision == super::MODERN {
+        match code {
+            -32020 => v.push("HeaderMismatchError"),
+            -32021 => v.push("MissingRequiredClientCapabilityError"),
+            -32022 => v.push("UnsupportedProtocolVersionError"),
+            _ => {}
+        }
+    }
+    v
+}
+
+/// Validate one frame that arrived in answer to (or during) a request with
+/// `method`. Returns the type it was checked as and the violations.
+pub fn check_frame(revision: &str, request_method: Option<&str>, frame: &Value) -> (String, Vec<Violation>) {
+    let s = schemas();
+    if frame.get("error").is_some() && frame.get("method").is_none() {
+        let code = frame.pointer("/error/code").and_then(|c| c.as_i64()).unwrap_or(0);
+        let types = error_types_for(revision, code);
+        let mut all = Vec::new();
+        for t in &types {
+            all.extend(s.validate(revision, t, frame));
+        }
+        return (types.join("+"), all);
+    }
+    if frame.get("result").is_some() && frame.get("method").is_none() {
+        let t = request_method.map(|m| result_type_for(revision, m)).unwrap_or("JSONRPCResultResponse");
+        return (t.to_string(), s.validate(revision, t, frame));
+    }
+    if let Some(m) = frame.get("method").and_then(|m| m.as_str()) {
+        if frame.get("id").is_some() {
+            return (
+                "JSONRPCRequest".into(),
+                vec![Violation { message_type: "JSONRPCRequest".into(), path: String::new(), problem: format!("the server sent a JSON-RPC request (`{m}`); servers must not send requests") }],
+            );
+        }
+        let t = notification_type_for(revision, m);
+        return (t.to_string(), s.validate(revision, t, frame));
+    }
+    ("JSONRPCMessage".into(), vec![Violation { message_type: "JSONRPCMessage".into(), path: String::new(), problem: "not a JSON-RPC message".into() }])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn schemas_compile_and_name_paths() {
+        let s = schemas();
+        assert!(s.has("2026-07-28", "DiscoverResult"));
+        assert!(s.has("2025-11-25", "InitializeResult"));
+        let bad = json!({"resultType": "complete", "supportedVersions": ["2026-07-28"], "capabilities": {}, "ttlMs": -1, "cacheScope": "public"});
+        let v = s.validate("2026-07-28", "DiscoverResult", &bad);
+        assert!(v.iter().any(|x| x.path == "/ttlMs"), "{v:?}");
+    }
+
+    #[test]
+    fn null_id_error_is_a_violation() {
+        let (_, v) = check_frame("2026-07-28", Some("tools/list"), &json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32000, "message": "x"}}));
+        assert!(v.iter().any(|x| x.path == "/id"), "{v:?}");
+    }
+
+    #[test]
+    fn server_request_is_flagged() {
+        let (t, v) = check_frame("2026-07-28", None, &json!({"jsonrpc": "2.0", "id": 1, "method": "roots/list"}));
+        assert_eq!(t, "JSONRPCRequest");
+        assert_eq!(v.len(), 1);
+    }
+}
