@@ -256,6 +256,7 @@ impl Engine {
         // Sent the way a 2025-11-25 client would: no 2026 headers.
         let mut ex = self.exchange(&mut conn, "initialize (as a 2025-11-25 client)", LEGACY, &body, &[], true).await;
         ex.fresh = true;
+        ex.other_era = true;
         if let Conn::Stdio(t) = &mut conn {
             t.shutdown().await;
         }

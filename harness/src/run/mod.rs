@@ -132,6 +132,10 @@ pub struct Exchange {
     pub preamble: Vec<String>,
     #[serde(skip)]
     pub fresh: bool,
+    /// Not part of this revision's traffic (e.g. a 2025-11-25 probe sent
+    /// while testing 2026-07-28): kept out of the wire-schema audit.
+    #[serde(skip)]
+    pub other_era: bool,
 }
 
 impl Exchange {
@@ -771,7 +775,7 @@ impl Engine {
                 }
             }
             TargetSpec::Http(h) => {
-                for ex in transcript {
+                for ex in transcript.iter().filter(|e| e.http_method.is_some()) {
                     let mut c = format!("curl -sS -i -X {} {}", ex.http_method.as_deref().unwrap_or("POST"), shell_quote(&h.url));
                     for (k, v) in &ex.sent_headers {
                         c.push_str(&format!(" -H {}", shell_quote(&format!("{k}: {v}"))));
@@ -798,6 +802,9 @@ impl Engine {
 }
 
 fn log_frames(st: &mut RevState, case: &str, ex: &Exchange) {
+    if ex.other_era {
+        return;
+    }
     for f in &ex.frames {
         if st.frames.len() >= FRAME_LOG_CAP {
             st.frames_dropped += 1;

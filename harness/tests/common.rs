@@ -1,0 +1,124 @@
+//! Shared helpers: build and start the reference server, run every case.
+#![allow(dead_code)]
+
+use mcpcert::run::{CaseResult, Engine, Probe, RunConfig, TargetSpec};
+use mcpcert::suite;
+use mcpcert::target::Limits;
+use mcpcert::target::http::HttpSpec;
+use mcpcert::target::stdio::StdioSpec;
+use std::collections::BTreeMap;
+use std::io::BufRead;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+pub fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+/// Path of the reference server binary, built once per test process.
+pub fn refserver() -> PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let st = Command::new(cargo)
+            .args(["build", "-q", "-p", "mcpcert-refserver", "--bin", "mcpcert-refserver"])
+            .current_dir(workspace_root())
+            .status()
+            .expect("cargo build of the reference server");
+        assert!(st.success(), "building mcpcert-refserver failed");
+        let exe = PathBuf::from(env!("CARGO_BIN_EXE_mcpcert"));
+        exe.parent().unwrap().join("mcpcert-refserver")
+    })
+    .clone()
+}
+
+/// A reference server over HTTP; killed on drop.
+pub struct HttpServer {
+    child: Child,
+    pub url: String,
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn start_http(args: &[String]) -> HttpServer {
+    let mut child = Command::new(refserver())
+        .arg("--http")
+        .arg("0")
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start refserver");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let url = line.trim().strip_prefix("listening on ").expect("refserver prints its URL").to_string();
+    HttpServer { child, url }
+}
+
+#[derive(Clone, Debug)]
+pub struct Setup {
+    pub transport: &'static str,
+    pub era: String,
+    pub faults: Vec<String>,
+    pub sse: bool,
+}
+
+impl Setup {
+    pub fn new(transport: &'static str, era: &str) -> Setup {
+        Setup { transport, era: era.into(), faults: vec![], sse: false }
+    }
+    fn server_args(&self) -> Vec<String> {
+        let mut a = vec!["--era".to_string(), self.era.clone()];
+        for f in &self.faults {
+            a.push("--fault".into());
+            a.push(f.clone());
+        }
+        if self.sse {
+            a.push("--sse".into());
+        }
+        a
+    }
+}
+
+/// Run every built-in case against the reference server set up this way.
+pub fn run_all(setup: &Setup) -> BTreeMap<String, CaseResult> {
+    let catalog = suite::load_builtin().expect("built-in suites load");
+    let limits = Limits { startup: Duration::from_secs(10), request: Duration::from_secs(5), ..Limits::default() };
+    let mut _guard = None;
+    let target = match setup.transport {
+        "stdio" => {
+            let mut argv = vec![refserver().display().to_string()];
+            argv.extend(setup.server_args());
+            TargetSpec::Stdio(StdioSpec { argv, env: vec![], cwd: None })
+        }
+        _ => {
+            let s = start_http(&setup.server_args());
+            let url = s.url.clone();
+            _guard = Some(s);
+            TargetSpec::Http(HttpSpec { url, headers: vec![], secret_headers: vec![] })
+        }
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let cfg = RunConfig { target, limits, revision: None, strict: false, rerun_base: "mcpcert run".into() };
+    let mut engine = Engine::new(cfg);
+    rt.block_on(async {
+        match engine.prepare().await {
+            Probe::Ready => {}
+            Probe::Unreachable(w) => panic!("reference server unreachable ({setup:?}): {w}"),
+        }
+        let mut out = BTreeMap::new();
+        for c in &catalog.cases {
+            let r = engine.run_case(c).await;
+            out.insert(c.id.clone(), r);
+        }
+        engine.shutdown().await;
+        out
+    })
+}
