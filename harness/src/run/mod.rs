@@ -772,6 +772,14 @@ impl Engine {
                 }
                 if !lines.is_empty() {
                     out.push(format!("printf '%s\\n' {} | {cmd}", lines.iter().map(|l| shell_quote(l)).collect::<Vec<_>>().join(" ")));
+                } else if !out.iter().any(|l| l.starts_with("printf")) {
+                    // A check over the whole session: show how to watch the raw output.
+                    let starter = if case.revision == MODERN {
+                        wire::request(&json!(1), "server/discover", wire::modern_params(None, MetaMode::Full, MODERN))
+                    } else {
+                        wire::request(&json!(1), "initialize", Some(wire::initialize_params(LEGACY)))
+                    };
+                    out.push(format!("printf '%s\\n' {} | {cmd}", shell_quote(&starter.to_string())));
                 }
             }
             TargetSpec::Http(h) => {

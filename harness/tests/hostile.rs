@@ -1,0 +1,153 @@
+//! Broken and hostile servers: the run always ends, the reports are always
+//! written and well-formed, and the exit code says what happened.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+fn mcpcert() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_mcpcert"))
+}
+
+fn outdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("mcpcert-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn run_stdio(cmd: &str, dir: &Path, extra: &[&str]) -> (i32, String, Duration) {
+    let start = Instant::now();
+    let out = mcpcert()
+        .args(["run", "--stdio", cmd, "--startup-timeout-ms", "2000", "--request-timeout-ms", "2000"])
+        .arg("--junit")
+        .arg(dir.join("junit.xml"))
+        .arg("--json")
+        .arg(dir.join("report.json"))
+        .arg("--html")
+        .arg(dir.join("report.html"))
+        .args(extra)
+        .output()
+        .unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr), start.elapsed())
+}
+
+/// The JUnit file holds no character XML 1.0 forbids and its tags balance.
+fn assert_junit_well_formed(path: &Path) -> String {
+    let xml = std::fs::read_to_string(path).expect("junit written");
+    for c in xml.chars() {
+        let ok = matches!(c, '\u{9}' | '\u{A}' | '\u{D}' | '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..='\u{10FFFF}');
+        assert!(ok, "JUnit holds a character XML forbids: {:?}", c);
+    }
+    assert!(xml.starts_with("<?xml"), "{xml}");
+    assert_eq!(xml.matches("<testcase").count(), xml.matches("</testcase>").count() + xml.matches("<testcase ").filter(|_| false).count());
+    xml
+}
+
+fn report(dir: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).expect("json report written")).expect("json report parses")
+}
+
+#[test]
+fn garbage_on_stdout_and_no_answer_gives_exit_3_and_full_reports() {
+    let dir = outdir("garbage");
+    // ESC, NUL, BEL and a byte that is not UTF-8, then silence.
+    let cmd = "sh -c 'printf \"\\033[31mgarbage\\000\\007 \\377\\376 <x>&\\n\"; sleep 30'";
+    let (code, out, took) = run_stdio(cmd, &dir, &[]);
+    assert_eq!(code, 3, "{out}");
+    assert!(took < Duration::from_secs(25), "took {took:?}");
+    let xml = assert_junit_well_formed(&dir.join("junit.xml"));
+    assert!(xml.contains("<error"), "{xml}");
+    let r = report(&dir);
+    assert!(r["target_problem"].as_str().unwrap().contains("no answer"), "{r}");
+    assert_eq!(r["summary"]["error"].as_u64(), r["summary"]["total"].as_u64());
+    assert!(dir.join("report.html").is_file());
+}
+
+#[test]
+fn server_exiting_after_its_first_reply_gives_errors_not_a_hang() {
+    let dir = outdir("exit-after-first");
+    let reply = r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{},"ttlMs":0,"cacheScope":"private"}}"#;
+    let cmd = format!("sh -c 'read line; echo {}; exit 0'", mcpcert::target::stdio::shell_quote(reply).replace('\'', "'\\''"));
+    let (code, out, took) = run_stdio(&cmd, &dir, &["--revision", "2026-07-28"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(took < Duration::from_secs(60), "took {took:?}");
+    assert_junit_well_formed(&dir.join("junit.xml"));
+    let r = report(&dir);
+    let cases = r["cases"].as_array().unwrap();
+    assert!(cases.iter().any(|c| c["verdict"] == "error" && c["message"].as_str().unwrap().contains("closed")), "{out}");
+    assert_eq!(cases.len() as u64, r["summary"]["total"].as_u64().unwrap());
+}
+
+#[test]
+fn garbage_between_valid_replies_fails_the_stdout_check_with_quoted_evidence() {
+    let dir = outdir("banner");
+    let srv = common::refserver();
+    let cmd = format!("{} --era modern --fault stdout-banner", srv.display());
+    let (code, out, _) = run_stdio(&cmd, &dir, &[]);
+    assert_eq!(code, 1, "{out}");
+    let r = report(&dir);
+    let c = r["cases"].as_array().unwrap().iter().find(|c| c["id"] == "2026-07-28/lifecycle/stdio-stdout-only-jsonrpc").unwrap().clone();
+    assert_eq!(c["verdict"], "fail");
+    assert!(c["message"].as_str().unwrap().contains("reference server ready"), "{c}");
+    assert!(c["reproducer"].as_str().unwrap().contains("printf"), "{c}");
+}
+
+#[test]
+fn unstartable_command_gives_exit_3() {
+    let dir = outdir("nostart");
+    let (code, out, _) = run_stdio("/nonexistent/mcp-server --x", &dir, &[]);
+    assert_eq!(code, 3, "{out}");
+    assert!(dir.join("junit.xml").is_file() && dir.join("report.json").is_file());
+}
+
+#[test]
+fn unreachable_url_gives_exit_3() {
+    let dir = outdir("nourl");
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    drop(l);
+    let out = mcpcert()
+        .args(["run", "--http", &format!("http://127.0.0.1:{port}/mcp")])
+        .arg("--junit")
+        .arg(dir.join("junit.xml"))
+        .arg("--json")
+        .arg(dir.join("report.json"))
+        .arg("--html")
+        .arg(dir.join("report.html"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(dir.join("report.json").is_file());
+}
+
+#[test]
+fn usage_and_suite_errors_give_exit_2_naming_file_and_path() {
+    let out = mcpcert().args(["run"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let dir = outdir("badsuite");
+    std::fs::create_dir_all(dir.join("2026-07-28")).unwrap();
+    std::fs::write(
+        dir.join("2026-07-28/10-x.json"),
+        r#"{"format":1,"revision":"2026-07-28","area":"x","title":"t","cases":[{"id":"2026-07-28/x/a","title":"t","level":"MUST","spec":{"document":"d","anchor":"a"},"steps":[{"send":{"method":"m","metaa":"full"}}],"expect":[]}]}"#,
+    )
+    .unwrap();
+    let out = mcpcert().args(["run", "--stdio", "true", "--suites"]).arg(&dir).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("2026-07-28/10-x.json") && err.contains("/cases/0/steps/0"), "{err}");
+}
+
+#[test]
+fn clean_reference_server_exits_0_and_filters_work() {
+    let dir = outdir("clean");
+    let cmd = format!("{} --era modern", common::refserver().display());
+    let (code, out, _) = run_stdio(&cmd, &dir, &["2026-07-28/lifecycle/unknown-method", "--exact"]);
+    assert_eq!(code, 0, "{out}");
+    let r = report(&dir);
+    assert_eq!(r["cases"].as_array().unwrap().len(), 1);
+    assert_eq!(r["format_version"], 1);
+    assert!(out.contains("test result: ok. 1 passed"), "{out}");
+}
