@@ -151,3 +151,16 @@ fn clean_reference_server_exits_0_and_filters_work() {
     assert_eq!(r["format_version"], 1);
     assert!(out.contains("test result: ok. 1 passed"), "{out}");
 }
+
+#[test]
+fn control_characters_and_invalid_utf8_quoted_from_the_server_keep_junit_well_formed() {
+    let dir = outdir("ctrl");
+    let cmd = format!("sh -c 'printf \"\\033[31mred\\000nul\\007bell \\377\\376 <tag> & ]]>\\n\"; exec {} --era modern'", common::refserver().display());
+    let (code, out, _) = run_stdio(&cmd, &dir, &["stdio-stdout-only-jsonrpc"]);
+    assert_eq!(code, 1, "{out}");
+    let xml = assert_junit_well_formed(&dir.join("junit.xml"));
+    assert!(xml.contains("red") && xml.contains("&lt;tag&gt;"), "the hostile line must be quoted (sanitised), not dropped:\n{xml}");
+    let r = report(&dir);
+    let msg = r["cases"][0]["message"].as_str().unwrap();
+    assert!(msg.contains("not valid UTF-8") || msg.contains("not JSON"), "{msg}");
+}

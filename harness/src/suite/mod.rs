@@ -329,3 +329,30 @@ pub fn load_dir(dir: &Path) -> Result<Catalog, LoadError> {
     }
     finish(files)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_list_matches_the_suites_folder_and_loads() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../suites");
+        let from_dir = load_dir(&dir).expect("suites folder loads");
+        let builtin = load_builtin().expect("built-in suites load");
+        assert_eq!(from_dir.files, builtin.files, "suite::BUILTIN must list every file under suites/");
+        assert_eq!(from_dir.digest, builtin.digest);
+        assert!(builtin.cases.len() >= 30);
+    }
+
+    #[test]
+    fn a_typo_is_an_error_naming_file_and_path() {
+        let v = format_validator();
+        let bad = r#"{"format":1,"revision":"2026-07-28","area":"a","title":"t","cases":[{"id":"2026-07-28/a/b","title":"t","level":"MUST","spec":{"document":"d","anchor":"x"},"steps":[{"send":{"method":"m"}}],"expect":[{"eror":-32601}]}]}"#;
+        let e = parse_file("2026-07-28/x.json", bad, &v).unwrap_err();
+        assert_eq!(e.file, "2026-07-28/x.json");
+        assert!(e.path.starts_with("/cases/0/expect/0"), "{e}");
+        let unknown_type = bad.replace(r#"{"eror":-32601}"#, r#"{"result":"NoSuchType"}"#);
+        let e = parse_file("f", &unknown_type, &v).unwrap_err();
+        assert_eq!(e.path, "/cases/0/expect/0/result");
+    }
+}
