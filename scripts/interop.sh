@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 venv=${MCPCERT_VENV:-.venv-interop}
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 "$venv/bin/pip" install -q mcp-server-time fastmcp
-export PATH="$PWD/$venv/bin:$PATH"
+export PATH="$(cd "$venv" && pwd)/bin:$PATH"
 cargo build -q -p mcpcert
 m=target/debug/mcpcert
 out=reports/interop
