@@ -105,7 +105,7 @@ impl Engine {
             "server/discover"
         };
         let body = self.body_for(rev, method, None);
-        let mut conn = match self.open(true).await {
+        let mut conn = match self.open().await {
             Ok(c) => c,
             Err(e) => {
                 out.error = Some(format!("could not open a fresh connection: {e}"));
@@ -178,7 +178,7 @@ impl Engine {
             out.na = Some("applies to stdio targets only".into());
             return out;
         }
-        let mut conn = match self.open(true).await {
+        let mut conn = match self.open().await {
             Ok(c) => c,
             Err(e) => {
                 out.error = Some(format!("could not start a fresh process: {e}"));
@@ -244,7 +244,7 @@ impl Engine {
     /// refuses it and names its versions; a dual-era server answers it.
     async fn initialize_on_modern(&mut self) -> StepOut {
         let mut out = StepOut::default();
-        let mut conn = match self.open(true).await {
+        let mut conn = match self.open().await {
             Ok(c) => c,
             Err(e) => {
                 out.error = Some(format!("could not open a fresh connection: {e}"));
@@ -279,7 +279,7 @@ impl Engine {
     /// 2025-11-25 HTTP: after DELETE ends a session, that id gets 404.
     async fn session_terminate_then_404(&mut self) -> StepOut {
         let mut out = StepOut::default();
-        let (mut conn, _, mut pre) = match self.fresh_conn(LEGACY).await {
+        let (mut conn, _, mut pre) = match self.fresh_conn(LEGACY, true).await {
             Ok(x) => x,
             Err(e) => {
                 out.error = Some(format!("could not open a fresh session: {e}"));

@@ -280,9 +280,8 @@ impl Engine {
         json!(id)
     }
 
-    /// Open a new connection or process.
-    async fn open(&self, startup: bool) -> Result<Conn, String> {
-        let _ = startup;
+    /// Open a new connection (its own HTTP client) or spawn a new process.
+    async fn open(&self) -> Result<Conn, String> {
         match &self.cfg.target {
             TargetSpec::Stdio(s) => StdioTarget::spawn(s, &self.cfg.limits).map(Conn::Stdio),
             TargetSpec::Http(h) => HttpTarget::new(h, &self.cfg.limits).map(|t| Conn::Http { target: t, session: None }),
@@ -331,7 +330,7 @@ impl Engine {
 
     async fn probe_modern(&mut self) -> RevState {
         let mut st = Self::blank_state(MODERN);
-        let mut conn = match self.open(true).await {
+        let mut conn = match self.open().await {
             Ok(c) => c,
             Err(e) => {
                 st.info.reason = e.clone();
@@ -375,7 +374,7 @@ impl Engine {
 
     async fn probe_legacy(&mut self) -> RevState {
         let mut st = Self::blank_state(LEGACY);
-        let mut conn = match self.open(true).await {
+        let mut conn = match self.open().await {
             Ok(c) => c,
             Err(e) => {
                 st.info.reason = e.clone();
@@ -690,7 +689,8 @@ impl Engine {
             }
             let want_reply = !s.notification;
             let mut ex = if s.fresh {
-                match self.fresh_conn(&rev).await {
+                let handshake = s.method != "initialize";
+                match self.fresh_conn(&rev, handshake).await {
                     Ok((mut conn, pre, mut pre_ex)) => {
                         let mut ex = self.exchange(&mut conn, &label, &rev, &body, &overrides, want_reply).await;
                         ex.fresh = true;
@@ -737,13 +737,12 @@ impl Engine {
     }
 
     /// A new connection (HTTP) or process (stdio), brought to the
-    /// revision's starting state (2025-11-25: handshake done).
-    async fn fresh_conn(&mut self, rev: &str) -> Result<(Conn, Vec<String>, Vec<Exchange>), String> {
-        let mut conn = self.open(true).await?;
-        if let Conn::Http { target, .. } = &mut conn {
-            *target = HttpTarget::new(&target.spec, &self.cfg.limits)?;
-        }
-        if rev == LEGACY {
+    /// revision's starting state: for 2025-11-25 the handshake is done,
+    /// unless `handshake` is false (the step is itself an `initialize`,
+    /// and a second one on the same session may rightly be refused).
+    async fn fresh_conn(&mut self, rev: &str, handshake: bool) -> Result<(Conn, Vec<String>, Vec<Exchange>), String> {
+        let mut conn = self.open().await?;
+        if rev == LEGACY && handshake {
             match self.handshake(&mut conn).await {
                 Ok((_, exs, lines)) => return Ok((conn, lines, exs)),
                 Err((why, _, _)) => return Err(why),
