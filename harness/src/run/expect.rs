@@ -50,21 +50,26 @@ pub fn judge(e: &Expectation, ex: &Exchange, revision: &str) -> Option<String> {
         };
     }
     if let Some(m) = &e.matches {
+        // "" is the whole reply; name it so the message reads well.
+        let place = if m.pointer.is_empty() { "the reply".to_string() } else { m.pointer.clone() };
         let Some(r) = &ex.response else {
-            return Some(said(format!("expected a value at {}; got {}", m.pointer, ex.summary())));
+            return Some(said(format!("expected {place} to match {}; got {}", wire::brief(&m.schema), ex.summary())));
         };
         let Some(val) = r.pointer(&m.pointer) else {
-            return Some(said(format!("expected a value at {} matching {}; nothing is there (reply: {})", m.pointer, wire::brief(&m.schema), ex.summary())));
+            return Some(said(format!("expected a value at {place} matching {}; nothing is there (reply: {})", wire::brief(&m.schema), ex.summary())));
         };
         let validator = match jsonschema::options().offline().build(&m.schema) {
             Ok(v) => v,
-            Err(err) => return Some(format!("suite problem: schema at {} does not compile: {err}", m.pointer)),
+            Err(err) => return Some(format!("suite problem: schema at {place} does not compile: {err}")),
         };
         let errs: Vec<String> = validator.iter_errors(val).take(5).map(|x| x.to_string()).collect();
         return if errs.is_empty() {
             None
+        } else if m.pointer.is_empty() {
+            // The reply is quoted once, not twice.
+            Some(said(format!("got {} (it does not match {})", ex.summary(), wire::brief(&m.schema))))
         } else {
-            Some(said(format!("expected {} to match {}; got {} ({})", m.pointer, wire::brief(&m.schema), wire::brief(val), errs.join("; "))))
+            Some(said(format!("expected {place} to match {}; got {} ({})", wire::brief(&m.schema), wire::brief(val), errs.join("; "))))
         };
     }
     if let Some(p) = &e.absent {
