@@ -461,13 +461,10 @@ impl Engine {
         let id = body.get("id").cloned();
         let rpc_method = body.get("method").and_then(|m| m.as_str()).map(String::from);
         let mut ex = Exchange { label: label.into(), rpc_method: rpc_method.clone(), request_id: id.clone(), sent: text.clone(), ..Default::default() };
-        let timeout = self.cfg.limits.request;
         match conn {
             Conn::Stdio(t) => {
                 ex.transport = "stdio".into();
-                // A process's first answer may take start-up time.
-                let first = t.elapsed_ms() < 1000;
-                let wait = if first { self.cfg.limits.startup.max(timeout) } else { timeout };
+                let wait = t.answer_timeout();
                 let start = Instant::now();
                 if let Some(line) = &text {
                     if let Err(e) = t.write_line(line.as_bytes()).await {

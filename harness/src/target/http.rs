@@ -217,13 +217,7 @@ impl HttpTarget {
 
     fn push_event(&self, reply: &mut HttpReply, ev: sse::Event, expect_id: Option<&Value>, start: Instant) {
         let f = Frame::from_bytes(ev.data.as_bytes(), ms_since(start));
-        let answer = reply.response_index.is_none()
-            && f.is_response()
-            && match (f.id(), expect_id) {
-                (Some(a), Some(b)) => a == b,
-                (None | Some(Value::Null), _) => true,
-                _ => false,
-            };
+        let answer = reply.response_index.is_none() && expect_id.is_some_and(|id| f.answers(id));
         reply.frames.push(f);
         if answer {
             reply.response_index = Some(reply.frames.len() - 1);

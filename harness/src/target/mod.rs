@@ -76,6 +76,21 @@ impl Frame {
     pub fn is_notification(&self) -> bool {
         matches!(&self.value, Some(Value::Object(m)) if m.contains_key("method") && !m.contains_key("id"))
     }
+    /// Whether this frame is the answer to the request with `id`: a
+    /// response carrying that id, or an error response whose id is null or
+    /// missing (JSON-RPC's form for "the id could not be read"; checks
+    /// judge whether that was justified).
+    pub fn answers(&self, id: &Value) -> bool {
+        if !self.is_response() {
+            return false;
+        }
+        match self.id() {
+            Some(v) if v == id => true,
+            None | Some(Value::Null) => self.value.as_ref().is_some_and(|v| v.get("error").is_some()),
+            _ => false,
+        }
+    }
+
     pub fn id(&self) -> Option<&Value> {
         self.value.as_ref().and_then(|v| v.get("id"))
     }
@@ -125,4 +140,28 @@ impl std::fmt::Display for TransportError {
 /// Bytes to milliseconds since `start`.
 pub fn ms_since(start: std::time::Instant) -> u64 {
     start.elapsed().as_millis() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn frame(v: Value) -> Frame {
+        Frame::from_bytes(v.to_string().as_bytes(), 0)
+    }
+
+    #[test]
+    fn what_counts_as_the_answer() {
+        let id = json!(7);
+        assert!(frame(json!({"jsonrpc": "2.0", "id": 7, "result": {}})).answers(&id));
+        assert!(!frame(json!({"jsonrpc": "2.0", "id": 8, "result": {}})).answers(&id));
+        assert!(!frame(json!({"jsonrpc": "2.0", "id": "7", "result": {}})).answers(&id), "the id's JSON type counts");
+        // An error the server could not tie to a request is taken (and judged by checks)…
+        assert!(frame(json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message": "x"}})).answers(&id));
+        assert!(frame(json!({"jsonrpc": "2.0", "error": {"code": -32600, "message": "x"}})).answers(&id));
+        // …but a result without an id is not an answer to anything.
+        assert!(!frame(json!({"jsonrpc": "2.0", "id": null, "result": {}})).answers(&id));
+        assert!(!frame(json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {}})).answers(&id));
+    }
 }

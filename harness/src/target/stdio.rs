@@ -64,8 +64,10 @@ pub struct StdioTarget {
     stderr_seen: u64,
     audit: Arc<Mutex<StdoutAudit>>,
     limits: Limits,
-    started: Instant,
     exit_note: Option<String>,
+    /// Whether the process has written anything to stdout yet; until it
+    /// has, waits use the start-up timeout.
+    heard_from: bool,
 }
 
 impl StdioTarget {
@@ -112,8 +114,8 @@ impl StdioTarget {
             stderr_seen: 0,
             audit,
             limits: limits.clone(),
-            started,
             exit_note: None,
+            heard_from: false,
         })
     }
 
@@ -166,12 +168,8 @@ impl StdioTarget {
         loop {
             match tokio::time::timeout_at(deadline, self.frames.recv()).await {
                 Ok(Some(frame)) => {
-                    let is_answer = frame.is_response()
-                        && match frame.id() {
-                            Some(v) if v == id => true,
-                            None | Some(Value::Null) => frame.value.as_ref().is_some_and(|v| v.get("error").is_some()),
-                            _ => false,
-                        };
+                    self.heard_from = true;
+                    let is_answer = frame.answers(id);
                     got.push(frame);
                     if is_answer {
                         let i = got.len() - 1;
@@ -195,6 +193,7 @@ impl StdioTarget {
         let deadline = tokio::time::Instant::now() + window;
         let mut got = Vec::new();
         while let Ok(Some(f)) = tokio::time::timeout_at(deadline, self.frames.recv()).await {
+            self.heard_from = true;
             got.push(f);
         }
         got
@@ -212,8 +211,10 @@ impl StdioTarget {
         }
     }
 
-    pub fn elapsed_ms(&self) -> u64 {
-        ms_since(self.started)
+    /// How long to wait for an answer: the start-up timeout until the
+    /// process has said anything, then the request timeout.
+    pub fn answer_timeout(&self) -> Duration {
+        if self.heard_from { self.limits.request } else { self.limits.startup.max(self.limits.request) }
     }
 
     fn exit_suffix(&mut self) -> String {
