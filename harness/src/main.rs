@@ -377,9 +377,6 @@ fn rerun_command(args: &RunArgs, target: &TargetSpec) -> String {
             TargetSpec::Http(h) => s.push_str(&format!(" --http {}", shell_quote(&mcpcert::run::redact_url(&h.url)))),
         }
     }
-    if args.revision != "auto" {
-        s.push_str(&format!(" --revision {}", args.revision));
-    }
     if let Some(d) = &args.suites {
         s.push_str(&format!(" --suites {}", shell_quote(&d.display().to_string())));
     }

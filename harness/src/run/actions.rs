@@ -16,6 +16,12 @@ pub struct StepOut {
     pub error: Option<String>,
 }
 
+/// Actions that judge everything the server sent during the run, not
+/// traffic of their own.
+pub fn judges_whole_run(action: &str) -> bool {
+    matches!(action, "wire_frames_valid" | "stdout_only_jsonrpc" | "no_server_requests")
+}
+
 impl Engine {
     pub(super) async fn run_action(&mut self, case: &Case, name: &str) -> StepOut {
         match name {
@@ -212,21 +218,27 @@ impl Engine {
         let mut bad: Vec<String> = Vec::new();
         let mut count = 0usize;
         let mut checked = 0usize;
+        // The exchanges that drew the first offending frames, to replay them.
+        let mut replay: Vec<std::sync::Arc<Exchange>> = Vec::new();
         for lf in &st.frames {
             let Some(v) = &lf.frame.value else { continue };
             if !v.is_object() {
                 continue;
             }
             checked += 1;
-            let (t, viol) = schema::check_frame(rev, lf.rpc_method.as_deref(), v);
+            let method = lf.origin.rpc_method.as_deref();
+            let (t, viol) = schema::check_frame(rev, method, v);
             if viol.is_empty() {
                 continue;
             }
             count += 1;
             if bad.len() < 10 {
-                let what = lf.rpc_method.as_deref().map(|m| format!(" (reply to {m}, in {})", lf.case)).unwrap_or_else(|| format!(" (in {})", lf.case));
+                let what = method.map(|m| format!(" (reply to {m}, in {})", lf.case)).unwrap_or_else(|| format!(" (in {})", lf.case));
                 let first: Vec<String> = viol.iter().take(3).map(|x| x.to_string()).collect();
                 bad.push(format!("  - {t}{what}: {}\n      frame: {}", first.join("; "), clip(&lf.frame.raw, 200)));
+            }
+            if replay.len() < 3 && lf.origin.sent.is_some() && !replay.iter().any(|o| std::sync::Arc::ptr_eq(o, &lf.origin)) {
+                replay.push(lf.origin.clone());
             }
         }
         let mut note = format!("{checked} server frames checked against mcpcert's {rev} message schemas");
@@ -237,6 +249,13 @@ impl Engine {
             out.failures.push(format!("{count} of {checked} server frames break the {rev} message schema:\n{}", bad.join("\n")));
         }
         out.exchanges.push(Exchange { label: "wire schema audit".into(), transport: self.cfg.target.transport().into(), note: Some(note), ..Default::default() });
+        for o in replay {
+            let mut ex = (*o).clone();
+            ex.label = format!("replay: {} (drew an offending frame; it is quoted above)", ex.label);
+            // Replays are separate runs: each starts a process or connection of its own.
+            ex.fresh = true;
+            out.exchanges.push(ex);
+        }
         out
     }
 

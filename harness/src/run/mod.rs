@@ -69,7 +69,8 @@ pub struct RunConfig {
     /// None = detect.
     pub revision: Option<String>,
     pub strict: bool,
-    /// The command that reruns this target, for reproducers.
+    /// The command that reruns this target, for reproducers (without
+    /// `--revision`: reproducers add the case's own).
     pub rerun_base: String,
 }
 
@@ -234,8 +235,10 @@ pub struct RevisionInfo {
 
 pub struct LoggedFrame {
     pub case: String,
-    pub rpc_method: Option<String>,
     pub frame: Frame,
+    /// The exchange the frame arrived in, without its frames: what to
+    /// replay to see the frame again. Shared by all frames of an exchange.
+    pub origin: std::sync::Arc<Exchange>,
 }
 
 const FRAME_LOG_CAP: usize = 20_000;
@@ -749,7 +752,13 @@ impl Engine {
     }
 
     fn reproducer(&self, case: &Case, transcript: &[Exchange]) -> String {
-        let mut out = vec![format!("rerun: {} --exact {}", self.cfg.rerun_base, shell_quote(&case.id))];
+        let whole_run = case.steps.iter().any(|s| s.action.as_deref().is_some_and(actions::judges_whole_run));
+        let mut out = if whole_run {
+            // Run alone, this check would see only its own traffic.
+            vec![format!("rerun (this check judges all traffic of the run, so rerun the revision): {} --revision {}", self.cfg.rerun_base, case.revision)]
+        } else {
+            vec![format!("rerun: {} --revision {} --exact {}", self.cfg.rerun_base, case.revision, shell_quote(&case.id))]
+        };
         match &self.cfg.target {
             TargetSpec::Stdio(s) => {
                 let cmd = s.argv.iter().map(|a| shell_quote(a)).collect::<Vec<_>>().join(" ");
@@ -809,12 +818,16 @@ fn log_frames(st: &mut RevState, case: &str, ex: &Exchange) {
     if ex.other_era {
         return;
     }
+    if ex.frames.is_empty() {
+        return;
+    }
+    let origin = std::sync::Arc::new(Exchange { frames: Vec::new(), ..ex.clone() });
     for f in &ex.frames {
         if st.frames.len() >= FRAME_LOG_CAP {
             st.frames_dropped += 1;
             continue;
         }
-        st.frames.push(LoggedFrame { case: case.to_string(), rpc_method: ex.rpc_method.clone(), frame: f.clone() });
+        st.frames.push(LoggedFrame { case: case.to_string(), frame: f.clone(), origin: origin.clone() });
     }
 }
 
