@@ -239,68 +239,59 @@ fn run(args: RunArgs) -> u8 {
 
     let started_unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
     let run_cfg = RunConfig { target: target.clone(), limits, revision: effective_rev, strict: args.strict, rerun_base };
-    let mut engine = Engine::new(run_cfg);
-    let probe = rt.block_on(engine.prepare());
-    let mut target_problem = None;
-    let results: Arc<Mutex<Vec<CaseResult>>> = Arc::new(Mutex::new(Vec::new()));
-
-    match probe {
+    let engine = Arc::new(Mutex::new(Engine::new(run_cfg)));
+    let probe = rt.block_on(async { engine.lock().unwrap_or_else(|p| p.into_inner()).prepare().await });
+    // When the target cannot be reached every case is an error with the
+    // reason; it still goes through the same trials, console and reports.
+    let target_problem = match probe {
         Probe::Unreachable(why) => {
             eprintln!("error: the target could not be started or reached: {why}");
-            target_problem = Some(why.clone());
-            let mut r = results.lock().unwrap();
-            for c in &selected {
-                r.push(CaseResult {
-                    id: c.id.clone(),
-                    title: c.title.clone(),
-                    level: c.level.as_str().into(),
-                    revision: c.revision.clone(),
-                    spec: c.spec.render(&c.revision),
-                    transport: target.transport().into(),
-                    verdict: Verdict::Error,
-                    message: format!("not run: the target could not be started or reached: {why}"),
-                    reproducer: None,
-                    duration_ms: 0,
-                    transcript: Vec::new(),
-                });
-            }
+            Some(why)
         }
         Probe::Ready => {
-            for info in engine.revision_infos() {
+            for info in engine.lock().unwrap_or_else(|p| p.into_inner()).revision_infos() {
                 eprintln!("revision {}: {} ({})", info.revision, if info.supported { "served" } else { "not served" }, info.reason);
             }
-            let engine_cell = Arc::new(Mutex::new(engine));
-            let strict = args.strict;
-            let trials: Vec<libtest_mimic::Trial> = cases
-                .iter()
-                .map(|c| {
-                    let case = c.clone();
-                    let eng = engine_cell.clone();
-                    let rt = rt.clone();
-                    let results = results.clone();
-                    libtest_mimic::Trial::ignorable_test(c.id.clone(), move || {
-                        let res = {
-                            let mut e = eng.lock().unwrap_or_else(|p| p.into_inner());
-                            rt.block_on(e.run_case(&case))
-                        };
-                        let outcome = match res.verdict {
-                            Verdict::Pass => Ok(libtest_mimic::Completion::Completed),
-                            Verdict::Warn if !strict => Ok(libtest_mimic::Completion::Completed),
-                            Verdict::NotApplicable => Ok(libtest_mimic::Completion::ignored_with(format!("n/a: {}", res.message))),
-                            _ => Err(libtest_mimic::Failed::from(report::failure_text(&res))),
-                        };
-                        results.lock().unwrap_or_else(|p| p.into_inner()).push(res);
-                        outcome
-                    })
-                    .with_kind(c.level.as_str())
-                })
-                .collect();
-            let _ = libtest_mimic::run(&lt_args, trials);
-            let mut e = engine_cell.lock().unwrap_or_else(|p| p.into_inner());
-            rt.block_on(e.shutdown());
-            engine = std::mem::replace(&mut *e, Engine::new(RunConfig { target: target.clone(), limits: Limits::default(), revision: None, strict: false, rerun_base: String::new() }));
+            None
         }
-    }
+    };
+    let results: Arc<Mutex<Vec<CaseResult>>> = Arc::new(Mutex::new(Vec::new()));
+    let strict = args.strict;
+    let transport = target.transport();
+    let trials: Vec<libtest_mimic::Trial> = cases
+        .iter()
+        .map(|c| {
+            let case = c.clone();
+            let eng = engine.clone();
+            let rt = rt.clone();
+            let results = results.clone();
+            let problem = target_problem.clone();
+            libtest_mimic::Trial::ignorable_test(c.id.clone(), move || {
+                let res = match &problem {
+                    Some(why) => CaseResult::new(&case, transport, Verdict::Error, format!("not run: the target could not be started or reached: {why}")),
+                    None => {
+                        let mut e = eng.lock().unwrap_or_else(|p| p.into_inner());
+                        rt.block_on(e.run_case(&case))
+                    }
+                };
+                let outcome = match res.verdict {
+                    Verdict::Pass => Ok(libtest_mimic::Completion::Completed),
+                    Verdict::Warn if !strict => Ok(libtest_mimic::Completion::Completed),
+                    Verdict::NotApplicable => Ok(libtest_mimic::Completion::ignored_with(format!("n/a: {}", res.message))),
+                    _ => Err(libtest_mimic::Failed::from(report::failure_text(&res))),
+                };
+                results.lock().unwrap_or_else(|p| p.into_inner()).push(res);
+                outcome
+            })
+            .with_kind(c.level.as_str())
+        })
+        .collect();
+    let _ = libtest_mimic::run(&lt_args, trials);
+    let (revisions, run_started) = {
+        let mut e = engine.lock().unwrap_or_else(|p| p.into_inner());
+        rt.block_on(e.shutdown());
+        (e.revision_infos(), e.started)
+    };
 
     let results = results.lock().unwrap_or_else(|p| p.into_inner()).clone();
     let warns: Vec<&CaseResult> = results.iter().filter(|r| r.verdict == Verdict::Warn).collect();
@@ -318,11 +309,11 @@ fn run(args: RunArgs) -> u8 {
         mcpcert_version: env!("CARGO_PKG_VERSION"),
         suite_digest: catalog.digest.clone(),
         started_at_unix_ms: started_unix,
-        duration_ms: engine.started.elapsed().as_millis() as u64,
+        duration_ms: run_started.elapsed().as_millis() as u64,
         transport: target.transport().into(),
         target: target.describe(),
         revision_requested: args.revision.clone(),
-        revisions: engine.revision_infos(),
+        revisions,
         strict: args.strict,
         target_problem: target_problem.clone(),
         summary: summary.clone(),

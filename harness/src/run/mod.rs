@@ -4,7 +4,7 @@
 mod actions;
 mod expect;
 
-use crate::suite::{Case, Level, Step};
+use crate::suite::{Case, Step};
 use crate::target::http::{HttpSpec, HttpTarget};
 use crate::target::stdio::{StdioSpec, StdioTarget, shell_quote};
 use crate::target::{Frame, Limits, TransportError};
@@ -205,6 +205,23 @@ pub struct CaseResult {
 }
 
 impl CaseResult {
+    /// A result for `case` with no transcript yet.
+    pub fn new(case: &Case, transport: &str, verdict: Verdict, message: String) -> CaseResult {
+        CaseResult {
+            id: case.id.clone(),
+            title: case.title.clone(),
+            level: case.level.as_str().into(),
+            revision: case.revision.clone(),
+            spec: case.spec.render(&case.revision),
+            transport: transport.into(),
+            verdict,
+            message,
+            reproducer: None,
+            duration_ms: 0,
+            transcript: Vec::new(),
+        }
+    }
+
     /// The verdict that counts for the exit code.
     pub fn counts_as_failure(&self, strict: bool) -> bool {
         matches!(self.verdict, Verdict::Fail | Verdict::Error) || (strict && self.verdict == Verdict::Warn)
@@ -243,6 +260,9 @@ pub struct LoggedFrame {
 
 const FRAME_LOG_CAP: usize = 20_000;
 
+/// Where probe traffic is filed in the frame log.
+const PROBE: &str = "(revision probe)";
+
 struct RevState {
     info: RevisionInfo,
     conn: Option<Conn>,
@@ -258,7 +278,6 @@ pub struct Engine {
     pub cfg: RunConfig,
     revs: BTreeMap<String, RevState>,
     next_id: i64,
-    current_case: String,
     pub started: Instant,
 }
 
@@ -270,7 +289,7 @@ pub enum Probe {
 
 impl Engine {
     pub fn new(cfg: RunConfig) -> Engine {
-        Engine { cfg, revs: BTreeMap::new(), next_id: 1, current_case: String::new(), started: Instant::now() }
+        Engine { cfg, revs: BTreeMap::new(), next_id: 1, started: Instant::now() }
     }
 
     pub fn revision_infos(&self) -> Vec<RevisionInfo> {
@@ -331,21 +350,29 @@ impl Engine {
         }
     }
 
-    async fn probe_modern(&mut self) -> RevState {
-        let mut st = Self::blank_state(MODERN);
-        let mut conn = match self.open().await {
-            Ok(c) => c,
+    /// A blank state for `rev` and a new connection for its probe, or the
+    /// state saying why none could be opened.
+    async fn probe_start(&self, rev: &str) -> Result<(RevState, Conn), RevState> {
+        let mut st = Self::blank_state(rev);
+        match self.open().await {
+            Ok(c) => Ok((st, c)),
             Err(e) => {
                 st.info.reason = e.clone();
                 st.info.unreachable = Some(e);
-                return st;
+                Err(st)
             }
+        }
+    }
+
+    async fn probe_modern(&mut self) -> RevState {
+        let (mut st, mut conn) = match self.probe_start(MODERN).await {
+            Ok(x) => x,
+            Err(st) => return st,
         };
-        self.current_case = "(revision probe)".into();
         let id = self.fresh_id();
         let body = wire::request(&id, "server/discover", wire::modern_params(None, MetaMode::Full, MODERN));
         let ex = self.exchange(&mut conn, "probe: server/discover", MODERN, &body, &[], true).await;
-        log_frames(&mut st, &self.current_case, &ex);
+        log_frames(&mut st, PROBE, &ex);
         if let Some(err) = &ex.error {
             let why = format!("no answer to server/discover: {err}");
             st.info.reason = why.clone();
@@ -376,20 +403,14 @@ impl Engine {
     }
 
     async fn probe_legacy(&mut self) -> RevState {
-        let mut st = Self::blank_state(LEGACY);
-        let mut conn = match self.open().await {
-            Ok(c) => c,
-            Err(e) => {
-                st.info.reason = e.clone();
-                st.info.unreachable = Some(e);
-                return st;
-            }
+        let (mut st, mut conn) = match self.probe_start(LEGACY).await {
+            Ok(x) => x,
+            Err(st) => return st,
         };
-        self.current_case = "(revision probe)".into();
         match self.handshake(&mut conn).await {
             Ok((result, exs, lines)) => {
                 for ex in &exs {
-                    log_frames(&mut st, "(revision probe)", ex);
+                    log_frames(&mut st, PROBE, ex);
                 }
                 let v = result.get("protocolVersion").and_then(|v| v.as_str()).unwrap_or("");
                 if v == LEGACY {
@@ -407,7 +428,7 @@ impl Engine {
             }
             Err((why, exs, transport)) => {
                 for ex in &exs {
-                    log_frames(&mut st, "(revision probe)", ex);
+                    log_frames(&mut st, PROBE, ex);
                 }
                 st.info.reason = why.clone();
                 if transport {
@@ -541,32 +562,18 @@ impl Engine {
     /// Run one case.
     pub async fn run_case(&mut self, case: &Case) -> CaseResult {
         let start = Instant::now();
-        self.current_case = case.id.clone();
         let transport = self.cfg.target.transport();
-        let mut res = CaseResult {
-            id: case.id.clone(),
-            title: case.title.clone(),
-            level: case.level.as_str().into(),
-            revision: case.revision.clone(),
-            spec: case.spec.render(&case.revision),
-            transport: transport.into(),
-            verdict: Verdict::Pass,
-            message: String::new(),
-            reproducer: None,
-            duration_ms: 0,
-            transcript: Vec::new(),
-        };
+        let mut res = CaseResult::new(case, transport, Verdict::Pass, String::new());
         if let Some(why) = self.not_applicable(case) {
             res.verdict = Verdict::NotApplicable;
             res.message = why;
             return res;
         }
-        if let Some(why) = self.revs.get(&case.revision).and_then(|s| s.info.unreachable.clone()) {
-            if !self.revs.get(&case.revision).is_some_and(|s| s.info.supported) {
-                res.verdict = Verdict::Error;
-                res.message = format!("the target could not be reached for {}: {why}", case.revision);
-                return res;
-            }
+        // A probe that got no answer leaves the revision unreachable (never supported).
+        if let Some(why) = self.revs.get(&case.revision).and_then(|s| s.info.unreachable.as_ref()) {
+            res.verdict = Verdict::Error;
+            res.message = format!("the target could not be reached for {}: {why}", case.revision);
+            return res;
         }
         let mut failures: Vec<String> = Vec::new();
         let mut error: Option<String> = None;
@@ -832,8 +839,3 @@ fn log_frames(st: &mut RevState, case: &str, ex: &Exchange) {
 }
 
 pub use actions::StepOut;
-
-/// A tiny helper for levels in messages.
-pub fn level_word(l: Level) -> &'static str {
-    l.as_str()
-}
