@@ -18,31 +18,31 @@ fn outdir(name: &str) -> PathBuf {
     d
 }
 
-fn run_stdio(cmd: &str, dir: &Path, extra: &[&str]) -> (i32, String, Duration) {
+/// The three report paths inside `dir`, as mcpcert arguments.
+fn report_args(cmd: &mut Command, dir: &Path) {
+    cmd.arg("--junit").arg(dir.join("junit.xml")).arg("--json").arg(dir.join("report.json")).arg("--html").arg(dir.join("report.html"));
+}
+
+fn run_stdio(server: &str, dir: &Path, extra: &[&str]) -> (i32, String, Duration) {
     let start = Instant::now();
-    let out = mcpcert()
-        .args(["run", "--stdio", cmd, "--startup-timeout-ms", "2000", "--request-timeout-ms", "2000"])
-        .arg("--junit")
-        .arg(dir.join("junit.xml"))
-        .arg("--json")
-        .arg(dir.join("report.json"))
-        .arg("--html")
-        .arg(dir.join("report.html"))
-        .args(extra)
-        .output()
-        .unwrap();
+    let mut cmd = mcpcert();
+    cmd.args(["run", "--stdio", server, "--startup-timeout-ms", "2000", "--request-timeout-ms", "2000"]).args(extra);
+    report_args(&mut cmd, dir);
+    let out = cmd.output().unwrap();
     (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr), start.elapsed())
 }
 
-/// The JUnit file holds no character XML 1.0 forbids and its tags balance.
-fn assert_junit_well_formed(path: &Path) -> String {
-    let xml = std::fs::read_to_string(path).expect("junit written");
+/// The JUnit file holds no character XML 1.0 forbids, parses as JUnit,
+/// and has one testcase per case of the JSON report.
+fn assert_junit_well_formed(dir: &Path) -> String {
+    let xml = std::fs::read_to_string(dir.join("junit.xml")).expect("junit written");
     for c in xml.chars() {
         let ok = matches!(c, '\u{9}' | '\u{A}' | '\u{D}' | '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..='\u{10FFFF}');
         assert!(ok, "JUnit holds a character XML forbids: {:?}", c);
     }
-    assert!(xml.starts_with("<?xml"), "{xml}");
-    assert_eq!(xml.matches("<testcase").count(), xml.matches("</testcase>").count() + xml.matches("<testcase ").filter(|_| false).count());
+    let parsed = quick_junit::Report::deserialize_from_str(&xml).unwrap_or_else(|e| panic!("JUnit does not parse: {e}\n{xml}"));
+    let cases: usize = parsed.test_suites.iter().map(|s| s.test_cases.len()).sum();
+    assert_eq!(cases as u64, report(dir)["summary"]["total"].as_u64().unwrap(), "one testcase per case");
     xml
 }
 
@@ -58,7 +58,7 @@ fn garbage_on_stdout_and_no_answer_gives_exit_3_and_full_reports() {
     let (code, out, took) = run_stdio(cmd, &dir, &[]);
     assert_eq!(code, 3, "{out}");
     assert!(took < Duration::from_secs(25), "took {took:?}");
-    let xml = assert_junit_well_formed(&dir.join("junit.xml"));
+    let xml = assert_junit_well_formed(&dir);
     assert!(xml.contains("<error"), "{xml}");
     let r = report(&dir);
     assert!(r["target_problem"].as_str().unwrap().contains("no answer"), "{r}");
@@ -74,7 +74,7 @@ fn server_exiting_after_its_first_reply_gives_errors_not_a_hang() {
     let (code, out, took) = run_stdio(&cmd, &dir, &["--revision", "2026-07-28"]);
     assert_eq!(code, 1, "{out}");
     assert!(took < Duration::from_secs(60), "took {took:?}");
-    assert_junit_well_formed(&dir.join("junit.xml"));
+    assert_junit_well_formed(&dir);
     let r = report(&dir);
     let cases = r["cases"].as_array().unwrap();
     assert!(cases.iter().any(|c| c["verdict"] == "error" && c["message"].as_str().unwrap().contains("closed")), "{out}");
@@ -100,7 +100,8 @@ fn unstartable_command_gives_exit_3() {
     let dir = outdir("nostart");
     let (code, out, _) = run_stdio("/nonexistent/mcp-server --x", &dir, &[]);
     assert_eq!(code, 3, "{out}");
-    assert!(dir.join("junit.xml").is_file() && dir.join("report.json").is_file());
+    assert_junit_well_formed(&dir);
+    assert!(report(&dir)["target_problem"].as_str().unwrap().contains("could not start"));
 }
 
 #[test]
@@ -109,18 +110,13 @@ fn unreachable_url_gives_exit_3() {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();
     drop(l);
-    let out = mcpcert()
-        .args(["run", "--http", &format!("http://127.0.0.1:{port}/mcp")])
-        .arg("--junit")
-        .arg(dir.join("junit.xml"))
-        .arg("--json")
-        .arg(dir.join("report.json"))
-        .arg("--html")
-        .arg(dir.join("report.html"))
-        .output()
-        .unwrap();
+    let mut cmd = mcpcert();
+    cmd.args(["run", "--http", &format!("http://127.0.0.1:{port}/mcp")]);
+    report_args(&mut cmd, &dir);
+    let out = cmd.output().unwrap();
     assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(dir.join("report.json").is_file());
+    assert_junit_well_formed(&dir);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("test result: FAILED"), "the console summary is printed for unreachable targets too");
 }
 
 #[test]
@@ -158,9 +154,24 @@ fn control_characters_and_invalid_utf8_quoted_from_the_server_keep_junit_well_fo
     let cmd = format!("sh -c 'printf \"\\033[31mred\\000nul\\007bell \\377\\376 <tag> & ]]>\\n\"; exec {} --era modern'", common::refserver().display());
     let (code, out, _) = run_stdio(&cmd, &dir, &["stdio-stdout-only-jsonrpc"]);
     assert_eq!(code, 1, "{out}");
-    let xml = assert_junit_well_formed(&dir.join("junit.xml"));
+    let xml = assert_junit_well_formed(&dir);
     assert!(xml.contains("red") && xml.contains("&lt;tag&gt;"), "the hostile line must be quoted (sanitised), not dropped:\n{xml}");
     let r = report(&dir);
     let msg = r["cases"][0]["message"].as_str().unwrap();
     assert!(msg.contains("not valid UTF-8") || msg.contains("not JSON"), "{msg}");
+}
+
+#[test]
+fn wire_audit_failure_replays_the_offending_request_and_reruns_the_revision() {
+    let dir = outdir("wire-replay");
+    let cmd = format!("{} --era modern --fault tools-list-no-result-type", common::refserver().display());
+    let (code, out, _) = run_stdio(&cmd, &dir, &["--revision", "2026-07-28"]);
+    assert_eq!(code, 1, "{out}");
+    let r = report(&dir);
+    let c = r["cases"].as_array().unwrap().iter().find(|c| c["id"] == "2026-07-28/wire/server-frames-valid").unwrap().clone();
+    assert_eq!(c["verdict"], "fail");
+    assert!(c["message"].as_str().unwrap().contains("ListToolsResultResponse at /result"), "{c}");
+    let repro = c["reproducer"].as_str().unwrap();
+    assert!(repro.contains("--revision 2026-07-28") && !repro.contains("--exact"), "a whole-run check reruns its revision: {repro}");
+    assert!(repro.lines().any(|l| l.starts_with("printf") && l.contains("tools/list")), "the request that drew the bad frame is replayed: {repro}");
 }
