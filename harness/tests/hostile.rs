@@ -46,6 +46,11 @@ fn assert_junit_well_formed(dir: &Path) -> String {
     xml
 }
 
+/// One case of a JSON report, by id.
+fn case(report: &serde_json::Value, id: &str) -> serde_json::Value {
+    report["cases"].as_array().unwrap().iter().find(|c| c["id"] == id).unwrap_or_else(|| panic!("no case {id} in the report")).clone()
+}
+
 fn report(dir: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).expect("json report written")).expect("json report parses")
 }
@@ -89,7 +94,7 @@ fn garbage_between_valid_replies_fails_the_stdout_check_with_quoted_evidence() {
     let (code, out, _) = run_stdio(&cmd, &dir, &[]);
     assert_eq!(code, 1, "{out}");
     let r = report(&dir);
-    let c = r["cases"].as_array().unwrap().iter().find(|c| c["id"] == "2026-07-28/lifecycle/stdio-stdout-only-jsonrpc").unwrap().clone();
+    let c = case(&r, "2026-07-28/lifecycle/stdio-stdout-only-jsonrpc");
     assert_eq!(c["verdict"], "fail");
     assert!(c["message"].as_str().unwrap().contains("reference server ready"), "{c}");
     assert!(c["reproducer"].as_str().unwrap().contains("printf"), "{c}");
@@ -168,7 +173,7 @@ fn wire_audit_failure_replays_the_offending_request_and_reruns_the_revision() {
     let (code, out, _) = run_stdio(&cmd, &dir, &["--revision", "2026-07-28"]);
     assert_eq!(code, 1, "{out}");
     let r = report(&dir);
-    let c = r["cases"].as_array().unwrap().iter().find(|c| c["id"] == "2026-07-28/wire/server-frames-valid").unwrap().clone();
+    let c = case(&r, "2026-07-28/wire/server-frames-valid");
     assert_eq!(c["verdict"], "fail");
     assert!(c["message"].as_str().unwrap().contains("ListToolsResultResponse at /result"), "{c}");
     let repro = c["reproducer"].as_str().unwrap();
