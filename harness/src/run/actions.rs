@@ -281,8 +281,11 @@ impl Engine {
         }
         if let Some(e) = &ex.error {
             out.error = Some(format!("initialize: {e}"));
-        } else if ex.response.as_ref().is_some_and(|r| r.get("result").is_some()) {
-            out.na = Some("the server answered initialize with a result: it also serves the 2025-11-25 era (dual-era, allowed by versioning.mdx)".into());
+        } else if let Some(result) = ex.response.as_ref().and_then(|r| r.get("result")) {
+            let v = result.get("protocolVersion").map(wire::brief).unwrap_or_else(|| "no protocolVersion".into());
+            out.na = Some(format!(
+                "the server answered initialize with a result ({v}): it also serves an initialize-era revision (dual-era, allowed by versioning.mdx), so the rule for modern-only servers does not apply"
+            ));
         } else if let Some(err) = ex.response.as_ref().and_then(|r| r.get("error")) {
             let text = err.to_string();
             if !text.contains(MODERN) {
