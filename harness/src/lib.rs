@@ -4,6 +4,7 @@
 //! schemas) → `suite` (cases as data) → `run` (steps, expectations,
 //! verdicts) → `report` (JUnit, JSON, HTML, console).
 
+pub mod checks;
 pub mod config;
 pub mod report;
 pub mod run;
