@@ -11,6 +11,17 @@
 //! [timeouts]
 //! startup_ms = 15000
 //! request_ms = 10000
+//! [pagination]
+//! max_pages = 10000          # a list that has not ended by then fails
+//! [calls]
+//! max_tools = 50             # call at most this many tools
+//! [admission]
+//! secret_names = ["password", "secret", "token", "api_key", "authorization"]
+//! [tools.create_ticket]      # allow a tool that is not read-only
+//! call = true
+//! arguments = { title = "mcpcert probe" }
+//! invalid_arguments = { title = 42 }
+//! error_arguments = { title = "" }   # valid, but the tool reports isError
 //! ```
 
 use serde::Deserialize;
@@ -24,6 +35,46 @@ pub struct ConfigFile {
     pub target: TargetSection,
     #[serde(default)]
     pub timeouts: Timeouts,
+    #[serde(default)]
+    pub pagination: Pagination,
+    #[serde(default)]
+    pub calls: Calls,
+    #[serde(default)]
+    pub admission: Admission,
+    #[serde(default)]
+    pub tools: BTreeMap<String, ToolConfig>,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Pagination {
+    pub max_pages: Option<usize>,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Calls {
+    pub max_tools: Option<usize>,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Admission {
+    pub secret_names: Option<Vec<String>>,
+}
+
+/// What the operator allows for one tool (`[tools.NAME]`).
+#[derive(Debug, Deserialize, Default, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct ToolConfig {
+    /// true: may be called even if not read-only; false: never called.
+    pub call: Option<bool>,
+    /// Arguments for a call that should succeed.
+    pub arguments: Option<serde_json::Value>,
+    /// Arguments that break the inputSchema (never sent to other tools).
+    pub invalid_arguments: Option<serde_json::Value>,
+    /// Valid arguments for which the tool reports an execution error.
+    pub error_arguments: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Deserialize, Default)]

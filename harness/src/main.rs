@@ -33,6 +33,22 @@ enum Cmd {
         #[arg(long, value_name = "DIR")]
         suites: Option<PathBuf>,
     },
+    /// Judge tool descriptors offline: reads a tools/list result, a JSON-RPC
+    /// response holding one, an array of tools, or several of these in a row
+    /// (pages); prints admitted and rejected tools. Exit 1 if any is rejected.
+    Lint {
+        /// The file to read (`-` for stdin).
+        file: PathBuf,
+        /// Revision whose rules apply.
+        #[arg(long, default_value = "2026-07-28")]
+        revision: String,
+        /// TOML target file whose [admission] secret_names to use.
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// Print the verdicts as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Args)]
@@ -78,6 +94,10 @@ struct RunArgs {
     /// List the cases that would run, then exit.
     #[arg(long)]
     list: bool,
+    /// A paginated list that has not ended after this many pages fails
+    /// (default 10000; config [pagination] max_pages).
+    #[arg(long, value_name = "N")]
+    max_pages: Option<usize>,
 }
 
 fn main() -> ExitCode {
@@ -97,7 +117,58 @@ fn main() -> ExitCode {
             }
         },
         Cmd::Run(args) => ExitCode::from(run(args)),
+        Cmd::Lint { file, revision, config, json } => ExitCode::from(lint(&file, &revision, config.as_ref(), json)),
     }
+}
+
+fn admission_policy(cfg: Option<&mcpcert::config::ConfigFile>) -> mcpcert::checks::admission::Policy {
+    let mut p = mcpcert::checks::admission::Policy::default();
+    if let Some(names) = cfg.and_then(|c| c.admission.secret_names.clone()) {
+        p.secret_names = names;
+    }
+    p
+}
+
+fn lint(file: &PathBuf, revision: &str, config: Option<&PathBuf>, as_json: bool) -> u8 {
+    use mcpcert::checks::admission;
+    if !wire::REVISIONS.contains(&revision) {
+        return usage(format!("--revision must be 2026-07-28 or 2025-11-25 (got `{revision}`)"));
+    }
+    let cfg = match config.map(|p| mcpcert::config::load(p)) {
+        Some(Ok(c)) => Some(c),
+        Some(Err(e)) => return usage(e),
+        None => None,
+    };
+    let text = if file.as_os_str() == "-" {
+        let mut s = String::new();
+        if let Err(e) = std::io::Read::read_to_string(&mut std::io::stdin(), &mut s) {
+            return usage(format!("stdin: {e}"));
+        }
+        s
+    } else {
+        match std::fs::read_to_string(file) {
+            Ok(s) => s,
+            Err(e) => return usage(format!("{}: {e}", file.display())),
+        }
+    };
+    let tools = match admission::tools_from_documents(&text) {
+        Ok(t) => t,
+        Err(e) => return usage(format!("{}: {e}", file.display())),
+    };
+    let verdicts = admission::admit_all(&tools, revision, &admission_policy(cfg.as_ref()));
+    let rejected = verdicts.iter().filter(|v| !v.admitted).count();
+    if as_json {
+        println!("{}", serde_json::to_string_pretty(&serde_json::json!({"revision": revision, "tools": verdicts})).unwrap_or_default());
+    } else {
+        for v in &verdicts {
+            println!("{} {}", if v.admitted { "admitted" } else { "REJECTED" }, v.name);
+            for f in &v.findings {
+                println!("    [{}] {}: {}", f.weight.as_str(), f.rule.as_str(), f.message);
+            }
+        }
+        println!("\n{} tools: {} admitted, {rejected} rejected ({revision} rules)", verdicts.len(), verdicts.len() - rejected);
+    }
+    if rejected > 0 { EXIT_FAILED } else { EXIT_OK }
 }
 
 fn needs(c: &Case) -> String {
@@ -238,7 +309,20 @@ fn run(args: RunArgs) -> u8 {
     });
 
     let started_unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
-    let run_cfg = RunConfig { target: target.clone(), limits, revision: effective_rev, strict: args.strict, rerun_base };
+    let mut contract = mcpcert::run::Contract { admission: admission_policy(cfg_file.as_ref().map(|(_, c)| c)), ..Default::default() };
+    if let Some((_, c)) = &cfg_file {
+        contract.tools = c.tools.clone();
+        if let Some(n) = c.pagination.max_pages {
+            contract.max_pages = n;
+        }
+        if let Some(n) = c.calls.max_tools {
+            contract.max_tools_called = n;
+        }
+    }
+    if let Some(n) = args.max_pages {
+        contract.max_pages = n;
+    }
+    let run_cfg = RunConfig { target: target.clone(), limits, revision: effective_rev, strict: args.strict, rerun_base, contract };
     let engine = Arc::new(Mutex::new(Engine::new(run_cfg)));
     let probe = rt.block_on(async { engine.lock().unwrap_or_else(|p| p.into_inner()).prepare().await });
     // When the target cannot be reached every case is an error with the

@@ -106,7 +106,7 @@ pub fn run_all(setup: &Setup) -> BTreeMap<String, CaseResult> {
         }
     };
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-    let cfg = RunConfig { target, limits, revision: None, strict: false, rerun_base: "mcpcert run".into() };
+    let cfg = RunConfig { target, limits, revision: None, strict: false, rerun_base: "mcpcert run".into(), contract: mcpcert::run::Contract { max_pages: 200, ..Default::default() } };
     let mut engine = Engine::new(cfg);
     rt.block_on(async {
         match engine.prepare().await {

@@ -15,6 +15,8 @@ pub enum Rule {
     /// The descriptor is a JSON object with a string name.
     Shape,
     Name,
+    /// Another tool has the same name (judged over the whole list).
+    Unique,
     InputSchema,
     OutputSchema,
     XMcpHeader,
@@ -27,6 +29,7 @@ impl Rule {
         match self {
             Rule::Shape => "shape",
             Rule::Name => "name",
+            Rule::Unique => "unique",
             Rule::InputSchema => "input-schema",
             Rule::OutputSchema => "output-schema",
             Rule::XMcpHeader => "x-mcp-header",
@@ -82,7 +85,7 @@ pub fn admit_all(tools: &[Value], revision: &str, policy: &Policy) -> Vec<ToolVe
         if let Some(Value::String(n)) = t.get("name") {
             if let Some(first) = seen.get(n) {
                 findings.push(Finding {
-                    rule: Rule::Name,
+                    rule: Rule::Unique,
                     weight: Weight::Should,
                     message: format!("name `{n}` is used again (first by tool #{first}); names should be unique within a server"),
                 });
@@ -522,7 +525,7 @@ mod tests {
         assert_eq!(rules(json!({"name": "a b", "inputSchema": {"type": "object"}})), vec![(Rule::Name, Weight::Should)]);
         let v = admit_all(&[json!({"name": "x", "inputSchema": {"type": "object"}}), json!({"name": "x", "inputSchema": {"type": "object"}})], MODERN, &Policy::default());
         assert!(v[0].findings.is_empty());
-        assert_eq!(v[1].findings[0].rule, Rule::Name);
+        assert_eq!(v[1].findings[0].rule, Rule::Unique);
         assert!(v[1].admitted, "a duplicate name is a SHOULD: admitted with a warning");
     }
 

@@ -23,7 +23,7 @@ pub fn judges_whole_run(action: &str) -> bool {
 }
 
 impl Engine {
-    pub(super) async fn run_action(&mut self, case: &Case, name: &str) -> StepOut {
+    pub(super) async fn run_action(&mut self, case: &Case, name: &str, with: Option<&Value>) -> StepOut {
         match name {
             "capabilities_match_handlers" => self.capabilities_match_handlers(&case.revision).await,
             "cold_request" => self.cold_request(&case.revision).await,
@@ -33,7 +33,7 @@ impl Engine {
             "wire_frames_valid" => self.wire_frames_valid(&case.revision),
             "initialize_on_modern" => self.initialize_on_modern().await,
             "session_terminate_then_404" => self.session_terminate_then_404().await,
-            other => StepOut { error: Some(format!("unknown action `{other}`")), ..Default::default() },
+            other => self.tools_action(case, other, with).await,
         }
     }
 
@@ -43,7 +43,7 @@ impl Engine {
         wire::request(&id, method, p)
     }
 
-    async fn on_main(&mut self, rev: &str, label: &str, body: &Value) -> Result<Exchange, String> {
+    pub(super) async fn on_main(&mut self, rev: &str, label: &str, body: &Value) -> Result<Exchange, String> {
         let Some(mut conn) = self.revs.get_mut(rev).and_then(|s| s.conn.take()) else {
             return Err(format!("no connection for {rev}"));
         };

@@ -3,6 +3,9 @@
 
 mod actions;
 mod expect;
+pub mod tools;
+
+pub use tools::Contract;
 
 use crate::suite::{Case, Step};
 use crate::target::http::{HttpSpec, HttpTarget};
@@ -72,6 +75,8 @@ pub struct RunConfig {
     /// The command that reruns this target, for reproducers (without
     /// `--revision`: reproducers add the case's own).
     pub rerun_base: String,
+    /// Tool calling policy, admission policy and walk bounds.
+    pub contract: Contract,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -137,6 +142,9 @@ pub struct Exchange {
     /// while testing 2026-07-28): kept out of the wire-schema audit.
     #[serde(skip)]
     pub other_era: bool,
+    /// Its frames are already in the frame log (shared walks and calls).
+    #[serde(skip)]
+    pub logged: bool,
 }
 
 impl Exchange {
@@ -272,6 +280,9 @@ struct RevState {
     dual_era: Option<bool>,
     /// stdio lines needed to bring a fresh process to this revision's state.
     preamble: Vec<String>,
+    /// The tools/list walk and the tool calls, made once and shared by cases.
+    tools_walk: Option<std::sync::Arc<tools::Walk>>,
+    calls: Option<std::sync::Arc<tools::Calls>>,
 }
 
 pub struct Engine {
@@ -347,6 +358,8 @@ impl Engine {
             frames_dropped: 0,
             dual_era: None,
             preamble: Vec::new(),
+            tools_walk: None,
+            calls: None,
         }
     }
 
@@ -677,7 +690,7 @@ impl Engine {
 
     async fn run_step(&mut self, case: &Case, index: usize, step: &Step) -> actions::StepOut {
         if let Some(a) = &step.action {
-            return self.run_action(case, a).await;
+            return self.run_action(case, a, step.with.as_ref()).await;
         }
         let mut out = actions::StepOut::default();
         let rev = case.revision.clone();
@@ -822,7 +835,7 @@ impl Engine {
 }
 
 fn log_frames(st: &mut RevState, case: &str, ex: &Exchange) {
-    if ex.other_era {
+    if ex.other_era || ex.logged {
         return;
     }
     if ex.frames.is_empty() {

@@ -12,8 +12,12 @@ pub const FORMAT_SCHEMA: &str = include_str!("../../../suites/suite.schema.json"
 /// The suites shipped inside the binary, in run order.
 pub const BUILTIN: &[(&str, &str)] = &[
     ("2026-07-28/10-lifecycle.json", include_str!("../../../suites/2026-07-28/10-lifecycle.json")),
+    ("2026-07-28/20-tools.json", include_str!("../../../suites/2026-07-28/20-tools.json")),
+    ("2026-07-28/30-lists.json", include_str!("../../../suites/2026-07-28/30-lists.json")),
     ("2026-07-28/90-wire.json", include_str!("../../../suites/2026-07-28/90-wire.json")),
     ("2025-11-25/10-lifecycle.json", include_str!("../../../suites/2025-11-25/10-lifecycle.json")),
+    ("2025-11-25/20-tools.json", include_str!("../../../suites/2025-11-25/20-tools.json")),
+    ("2025-11-25/30-lists.json", include_str!("../../../suites/2025-11-25/30-lists.json")),
     ("2025-11-25/90-wire.json", include_str!("../../../suites/2025-11-25/90-wire.json")),
 ];
 
@@ -116,6 +120,9 @@ pub struct Step {
     pub http: Option<RawHttp>,
     #[serde(default)]
     pub action: Option<String>,
+    /// The action's argument (e.g. which list to walk).
+    #[serde(default)]
+    pub with: Option<Value>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
