@@ -122,3 +122,30 @@ pub fn run_all(setup: &Setup) -> BTreeMap<String, CaseResult> {
         out
     })
 }
+
+// Running the mcpcert binary and reading its reports.
+
+pub fn mcpcert() -> std::process::Command {
+    std::process::Command::new(env!("CARGO_BIN_EXE_mcpcert"))
+}
+
+pub fn outdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("mcpcert-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// The three report paths inside `dir`, as mcpcert arguments.
+pub fn report_args(cmd: &mut std::process::Command, dir: &std::path::Path) {
+    cmd.arg("--junit").arg(dir.join("junit.xml")).arg("--json").arg(dir.join("report.json")).arg("--html").arg(dir.join("report.html"));
+}
+
+/// One case of a JSON report, by id.
+pub fn case(report: &serde_json::Value, id: &str) -> serde_json::Value {
+    report["cases"].as_array().unwrap().iter().find(|c| c["id"] == id).unwrap_or_else(|| panic!("no case {id} in the report")).clone()
+}
+
+pub fn report(dir: &std::path::Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).expect("json report written")).expect("json report parses")
+}

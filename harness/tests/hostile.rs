@@ -3,25 +3,11 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use common::{case, mcpcert, outdir, report, report_args};
+
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-fn mcpcert() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_mcpcert"))
-}
-
-fn outdir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("mcpcert-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-/// The three report paths inside `dir`, as mcpcert arguments.
-fn report_args(cmd: &mut Command, dir: &Path) {
-    cmd.arg("--junit").arg(dir.join("junit.xml")).arg("--json").arg(dir.join("report.json")).arg("--html").arg(dir.join("report.html"));
-}
 
 fn run_stdio(server: &str, dir: &Path, extra: &[&str]) -> (i32, String, Duration) {
     let start = Instant::now();
@@ -46,14 +32,6 @@ fn assert_junit_well_formed(dir: &Path) -> String {
     xml
 }
 
-/// One case of a JSON report, by id.
-fn case(report: &serde_json::Value, id: &str) -> serde_json::Value {
-    report["cases"].as_array().unwrap().iter().find(|c| c["id"] == id).unwrap_or_else(|| panic!("no case {id} in the report")).clone()
-}
-
-fn report(dir: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).expect("json report written")).expect("json report parses")
-}
 
 #[test]
 fn garbage_on_stdout_and_no_answer_gives_exit_3_and_full_reports() {

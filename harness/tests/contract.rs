@@ -1,0 +1,180 @@
+//! The tool contract end to end: `mcpcert lint` on descriptor samples, lint
+//! and run agreeing on one server, the operator's call policy from the
+//! config, and the walker following the empty-string cursor.
+
+mod common;
+
+use common::{case, mcpcert, outdir, refserver, report, report_args, workspace_root};
+use std::io::Write;
+use std::process::Stdio;
+
+fn lint(args: &[&str], stdin: Option<&str>) -> (i32, String) {
+    let mut cmd = mcpcert();
+    cmd.arg("lint").args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    if let Some(s) = stdin {
+        child.stdin.take().unwrap().write_all(s.as_bytes()).unwrap();
+    } else {
+        drop(child.stdin.take());
+    }
+    let out = child.wait_with_output().unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr))
+}
+
+fn sample(name: &str) -> String {
+    workspace_root().join("fixtures/descriptors").join(name).display().to_string()
+}
+
+#[test]
+fn lint_admits_good_descriptors_and_names_every_rejection() {
+    let (code, out) = lint(&[&sample("admitted.json")], None);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("4 tools: 4 admitted, 0 rejected"), "{out}");
+
+    let (code, out) = lint(&[&sample("rejected.json"), "--json"], None);
+    assert_eq!(code, 1, "{out}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let verdicts = v["tools"].as_array().unwrap();
+    let admitted: Vec<&str> = verdicts.iter().filter(|t| t["admitted"] == true).map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(admitted, ["ok_tool", "spaced name", "ok_tool"], "SHOULD-level findings warn but admit");
+    for t in verdicts.iter().filter(|t| t["admitted"] == false) {
+        let f = t["findings"].as_array().unwrap();
+        assert_eq!(f.len(), 1, "one reason per broken sample: {t}");
+        assert!(matches!(f[0]["weight"].as_str(), Some("MUST") | Some("POLICY")), "{t}");
+    }
+    assert_eq!(verdicts.iter().filter(|t| t["admitted"] == false).count(), 12);
+
+    // Under 2025-11-25 rules there is no x-mcp-header rule.
+    let (_, out) = lint(&[&sample("rejected.json"), "--revision", "2025-11-25", "--json"], None);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["tools"][1]["admitted"], true);
+
+    // The secret-name list comes from the config.
+    let dir = outdir("lint-policy");
+    let cfg = dir.join("policy.toml");
+    std::fs::write(&cfg, "[admission]\nsecret_names = [\"zone\"]\n").unwrap();
+    let (code, out) = lint(&[&sample("admitted.json"), "--config", cfg.to_str().unwrap()], None);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("REJECTED get_time"), "{out}");
+}
+
+#[test]
+fn lint_reads_pages_from_stdin_and_refuses_what_is_not_a_tool_list() {
+    let pages = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[{\"name\":\"a\",\"inputSchema\":{\"type\":\"object\"}}],\"nextCursor\":\"\"}}\n\
+                 {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"tools\":[{\"name\":\"b\",\"inputSchema\":{\"type\":\"array\"}}]}}\n";
+    let (code, out) = lint(&["-"], Some(pages));
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("admitted a") && out.contains("REJECTED b"), "{out}");
+    let (code, out) = lint(&["-"], Some("{\"hello\": 1}"));
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("expected a tools/list result"), "{out}");
+}
+
+/// The descriptors of a reference server with `fault`, as tools/list pages
+/// read straight from its stdout.
+fn raw_pages(fault: &str) -> String {
+    let meta = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+    let input = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{{{meta}}}}}\n\
+         {{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":{{\"cursor\":\"\",{meta}}}}}\n\
+         {{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\",\"params\":{{\"cursor\":\"c2\",{meta}}}}}\n"
+    );
+    let mut child = std::process::Command::new(refserver())
+        .args(["--stdio", "--era", "modern", "--fault", fault])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    String::from_utf8(child.wait_with_output().unwrap().stdout).unwrap()
+}
+
+#[test]
+fn lint_and_run_reject_the_same_tools() {
+    for (fault, case_id, tool) in [
+        ("x-mcp-header-in-items", "2026-07-28/tools/descriptor-x-mcp-header", "hdr_items"),
+        ("input-schema-invalid", "2026-07-28/tools/descriptor-input-schema", "bad_schema"),
+        ("x-mcp-header-secret", "2026-07-28/tools/descriptor-x-mcp-header-secret", "hdr_secret"),
+    ] {
+        let (code, out) = lint(&["-"], Some(&raw_pages(fault)));
+        assert_eq!(code, 1, "{fault}: {out}");
+        let rejected: Vec<&str> = out.lines().filter_map(|l| l.strip_prefix("REJECTED ")).collect();
+        assert_eq!(rejected, [tool], "{fault}: {out}");
+
+        let dir = outdir(&format!("agree-{fault}"));
+        let server = format!("{} --stdio --era modern --fault {fault}", refserver().display());
+        let mut cmd = mcpcert();
+        cmd.args(["run", "--stdio", &server, "tools/descriptor"]);
+        report_args(&mut cmd, &dir);
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stdout));
+        let r = report(&dir);
+        let c = case(&r, case_id);
+        assert_eq!(c["verdict"], "fail", "{c}");
+        assert!(c["message"].as_str().unwrap().contains(&format!("- {tool}: ")), "{c}");
+        let failing: Vec<&str> = r["cases"].as_array().unwrap().iter().filter(|c| c["verdict"] == "fail").map(|c| c["id"].as_str().unwrap()).collect();
+        assert_eq!(failing, [case_id], "{fault}: only its own rule");
+    }
+}
+
+fn run_with_config(name: &str, toml: &str, filter: &str) -> serde_json::Value {
+    let dir = outdir(name);
+    let cfg = dir.join("target.toml");
+    let command = format!("{} --stdio --era modern", refserver().display());
+    std::fs::write(&cfg, format!("[target]\ncommand = {command:?}\n{toml}")).unwrap();
+    let mut cmd = mcpcert();
+    cmd.args(["run", "--config", cfg.to_str().unwrap(), filter]);
+    report_args(&mut cmd, &dir);
+    cmd.output().unwrap();
+    report(&dir)
+}
+
+fn sent_tools(c: &serde_json::Value) -> Vec<String> {
+    c["transcript"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["sent"].as_str())
+        .filter_map(|s| serde_json::from_str::<serde_json::Value>(s).ok())
+        .filter(|v| v["method"] == "tools/call")
+        .map(|v| format!("{} {}", v["params"]["name"].as_str().unwrap(), v["params"]["arguments"]))
+        .collect()
+}
+
+#[test]
+fn the_config_decides_which_tools_are_called_and_with_what() {
+    // echo is read-only but forbidden; validate_order gets error arguments.
+    let toml = "[tools.echo]\ncall = false\n[tools.validate_order]\nerror_arguments = { quantity = 0 }\n";
+    let r = run_with_config("config-calls", toml, "2026-07-28/tools/call-");
+    let content = case(&r, "2026-07-28/tools/call-content");
+    assert_eq!(content["verdict"], "pass", "{content}");
+    let all: Vec<String> = r["cases"].as_array().unwrap().iter().flat_map(sent_tools).collect();
+    assert!(!all.iter().any(|s| s.starts_with("echo ")), "echo must not be called: {all:?}");
+    let note = content["transcript"].as_array().unwrap().iter().filter_map(|e| e["note"].as_str()).collect::<Vec<_>>().join("\n");
+    assert!(note.contains("echo: the config says call = false"), "{note}");
+    let err = case(&r, "2026-07-28/tools/call-error-conforms");
+    assert_eq!(err["verdict"], "pass", "{err}");
+    assert!(sent_tools(&err).iter().any(|s| s == "validate_order {\"quantity\":0}"), "{err}");
+
+    // Nothing callable: every call check is n/a with the reason, never a pass.
+    let names = ["echo", "add", "list_items", "all_content", "weather", "validate_order", "pad_1", "pad_2", "pad_3"];
+    let toml: String = names.iter().map(|n| format!("[tools.{n}]\ncall = false\n")).collect();
+    let r = run_with_config("config-none", &toml, "2026-07-28/tools/call-");
+    for c in r["cases"].as_array().unwrap() {
+        if c["id"] == "2026-07-28/tools/call-unknown-tool" {
+            assert_eq!(c["verdict"], "pass", "no tool runs for this probe: {c}");
+            continue;
+        }
+        assert_eq!(c["verdict"], "n/a", "{c}");
+        assert!(c["message"].as_str().unwrap().contains("no tool may be called"), "{c}");
+    }
+}
+
+#[test]
+fn the_walker_follows_the_empty_string_cursor() {
+    let r = run_with_config("walk", "", "2026-07-28/tools/list-walk");
+    let c = case(&r, "2026-07-28/tools/list-walk");
+    assert_eq!(c["verdict"], "pass", "{c}");
+    let note = c["transcript"].as_array().unwrap().iter().filter_map(|e| e["note"].as_str()).collect::<Vec<_>>().join("\n");
+    assert!(note.contains("3 page(s), 9 item(s); cursors sent back: [\"\", \"c2\"]"), "{note}");
+}
