@@ -246,6 +246,16 @@ impl Engine {
         Ok(w)
     }
 
+    /// The shared walk when it lists tools; otherwise how the case ends
+    /// (error, or n/a when the server lists none).
+    async fn listed_tools(&mut self, rev: &str, case: &str) -> Result<Arc<Walk>, StepOut> {
+        let w = self.tools_walk(rev, case).await.map_err(|e| StepOut { error: Some(e), ..Default::default() })?;
+        match no_tools(&w) {
+            Some(na) => Err(StepOut { na: Some(na), ..Default::default() }),
+            None => Ok(w),
+        }
+    }
+
     pub(super) async fn tools_action(&mut self, case: &crate::suite::Case, name: &str, with: Option<&Value>) -> StepOut {
         let rev = case.revision.clone();
         let arg = |k: &str| with.and_then(|w| w.get(k)).and_then(|v| v.as_str()).map(String::from);
@@ -330,14 +340,10 @@ impl Engine {
 
     async fn act_unique_names(&mut self, rev: &str, case: &str) -> StepOut {
         let mut out = StepOut::default();
-        let w = match self.tools_walk(rev, case).await {
+        let w = match self.listed_tools(rev, case).await {
             Ok(w) => w,
-            Err(e) => return StepOut { error: Some(e), ..Default::default() },
+            Err(stop) => return stop,
         };
-        if let Some(na) = no_tools(&w) {
-            out.na = Some(na);
-            return out;
-        }
         let mut first: HashMap<String, usize> = HashMap::new();
         let mut dups = Vec::new();
         let mut pages = Vec::new();
@@ -380,14 +386,10 @@ impl Engine {
 
     async fn act_order_stable(&mut self, rev: &str, case: &str) -> StepOut {
         let mut out = StepOut::default();
-        let first = match self.tools_walk(rev, case).await {
+        let first = match self.listed_tools(rev, case).await {
             Ok(w) => w,
-            Err(e) => return StepOut { error: Some(e), ..Default::default() },
+            Err(stop) => return stop,
         };
-        if let Some(na) = no_tools(&first) {
-            out.na = Some(na);
-            return out;
-        }
         let second = match self.walk_main(rev, "tools/list", "tools", case).await {
             Ok(w) => w,
             Err(e) => return StepOut { error: Some(e), ..Default::default() },
@@ -413,14 +415,10 @@ impl Engine {
 
     async fn act_same_on_fresh(&mut self, rev: &str, case: &str) -> StepOut {
         let mut out = StepOut::default();
-        let first = match self.tools_walk(rev, case).await {
+        let first = match self.listed_tools(rev, case).await {
             Ok(w) => w,
-            Err(e) => return StepOut { error: Some(e), ..Default::default() },
+            Err(stop) => return stop,
         };
-        if let Some(na) = no_tools(&first) {
-            out.na = Some(na);
-            return out;
-        }
         let (mut conn, _, mut pre) = match self.fresh_conn(rev, true).await {
             Ok(x) => x,
             Err(e) => return StepOut { error: Some(format!("could not open a fresh {}: {e}", self.cfg.target.transport_noun())), ..Default::default() },
@@ -468,14 +466,10 @@ impl Engine {
 
     async fn act_admission(&mut self, rev: &str, rule: &str, case: &str) -> StepOut {
         let mut out = StepOut::default();
-        let w = match self.tools_walk(rev, case).await {
+        let w = match self.listed_tools(rev, case).await {
             Ok(w) => w,
-            Err(e) => return StepOut { error: Some(e), ..Default::default() },
+            Err(stop) => return stop,
         };
-        if let Some(na) = no_tools(&w) {
-            out.na = Some(na);
-            return out;
-        }
         let rules: Vec<Rule> = match rule {
             "name" => vec![Rule::Name],
             "input-schema" => vec![Rule::InputSchema],
@@ -676,7 +670,12 @@ impl Engine {
         for (i, r) in calls.records.iter().enumerate() {
             if let Some(e) = &r.ex.error {
                 if check == "invalid-arguments" && r.kind == CallKind::Invalid || check == "content" {
-                    out.error.get_or_insert(format!("{}: {e}", r.ex.label));
+                    let hint = if matches!(e, crate::target::TransportError::Timeout(_)) {
+                        format!(" (a slow tool? raise --request-timeout-ms, or leave it out with [tools.{}] call = false)", r.tool)
+                    } else {
+                        String::new()
+                    };
+                    out.error.get_or_insert(format!("{}: {e}{hint}", r.ex.label));
                     shown.push(i);
                 }
                 continue;
@@ -771,7 +770,13 @@ impl Engine {
         }
         if judged == 0 && out.failures.is_empty() && out.error.is_none() {
             out.na = Some(match check {
-                "structured" => "no called tool declares an outputSchema (or none succeeded)".into(),
+                "structured" => {
+                    if calls.records.iter().any(|r| r.output_schema.is_some() && r.kind == CallKind::Valid) {
+                        "every call of a tool with an outputSchema returned isError: true, so no successful result could be judged (mcpcert made up the arguments; give real ones with [tools.NAME] arguments)".into()
+                    } else {
+                        "no called tool declares an outputSchema".into()
+                    }
+                }
                 "text-mirror" => "no successful call returned structuredContent".into(),
                 "error-conforms" => "no call of a tool with an outputSchema returned an isError result (configure [tools.NAME] error_arguments to drive one)".into(),
                 "error-structured" => "no call of a tool with an outputSchema returned an isError result (configure [tools.NAME] error_arguments to drive one)".into(),
@@ -876,6 +881,9 @@ fn synth(s: &Value, root: &Value, depth: usize) -> Option<Value> {
     }
     if let Some(d) = m.get("default") {
         return Some(d.clone());
+    }
+    if let Some(e) = m.get("examples").and_then(|e| e.as_array()).and_then(|a| a.first()) {
+        return Some(e.clone());
     }
     if let Some(r) = m.get("$ref").and_then(|r| r.as_str()) {
         let target = r.strip_prefix('#').and_then(|p| root.pointer(p))?;
