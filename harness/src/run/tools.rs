@@ -199,8 +199,9 @@ impl Engine {
                 None => break,
                 Some(Value::String(c)) => {
                     if let Some(first) = sent_at.get(c) {
+                        let hint = if c.is_empty() { " (an empty string is a cursor, not the end: the last page must leave nextCursor out)" } else { "" };
                         w.broken = Some(format!(
-                            "page {} handed out nextCursor {c:?} again (it was already followed to page {}): the cursors go round in a cycle and the list never ends",
+                            "page {} handed out nextCursor {c:?} again (it was already followed to page {}): the cursors go round in a cycle and the list never ends{hint}",
                             n + 1,
                             first + 1
                         ));
@@ -227,9 +228,13 @@ impl Engine {
         let Some(mut conn) = self.revs.get_mut(rev).and_then(|s| s.conn.take()) else {
             return Err(format!("no connection for {rev}"));
         };
-        let w = self.walk_on(&mut conn, rev, method, key, case).await;
+        let mut w = self.walk_on(&mut conn, rev, method, key, case).await;
         if let Some(st) = self.revs.get_mut(rev) {
             st.conn = Some(conn);
+            // What a fresh stdio process needs before these lines (the handshake).
+            for ex in w.exchanges.iter_mut() {
+                ex.preamble = st.preamble.clone();
+            }
         }
         Ok(w)
     }
@@ -526,7 +531,7 @@ impl Engine {
         }
         out.exchanges.push(Exchange { label: format!("admission: {rule}"), note: Some(note), ..Default::default() });
         if bad_tools > 0 {
-            out.failures.push(format!("{bad_tools} of {} tools break this rule (a client drops or distrusts such tools; the others are unaffected):\n{}", w.items.len(), lines.join("\n")));
+            out.failures.push(format!("{bad_tools} of {} tools break this rule (each tool is judged on its own):\n{}", w.items.len(), lines.join("\n")));
         }
         out
     }
@@ -715,7 +720,13 @@ impl Engine {
                     }
                     judged += 1;
                     if !content::has_text_mirror(&res) {
-                        fail(&mut out, i, format!("{}: a result with structuredContent should also hold it serialized as JSON in a text block; none of its text blocks does", r.ex.label));
+                        let first_text = res.get("content").and_then(|c| c.as_array()).and_then(|a| a.iter().find_map(|b| b.get("text").and_then(|t| t.as_str()))).map(|t| format!("{:?}", clip(t, 120)));
+                        fail(&mut out, i, format!(
+                            "{}: a result with structuredContent should also hold it serialized as JSON in a text block; structuredContent is {}, the first text block holds {}",
+                            r.ex.label,
+                            clip(&brief(&res["structuredContent"]), 120),
+                            first_text.unwrap_or_else(|| "nothing (no text block)".into())
+                        ));
                     }
                 }
                 "error-conforms" | "error-structured" => {
