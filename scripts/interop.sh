@@ -16,7 +16,7 @@ mkdir -p "$npmdir"
   npm install -q --no-audit --no-fund --prefix "$npmdir" @modelcontextprotocol/server-everything@2026.8.31
 export PATH="$(cd "$venv" && pwd)/bin:$PATH"
 cargo build -q -p mcpcert
-m=target/debug/mcpcert
+m=${CARGO_TARGET_DIR:-target}/debug/mcpcert
 out=reports/interop
 status=0
 run() {

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build -q --workspace
-bin=target/debug
+bin=${CARGO_TARGET_DIR:-target}/debug
 status=0
 "$bin/mcpcert" run --stdio "$bin/mcpcert-refserver --era dual" \
   --junit reports/junit.xml --json reports/report.json --html reports/report.html || status=$?
