@@ -4,6 +4,7 @@
 //! [target]
 //! command = "mcp-server-time --local-timezone UTC"   # or: url = "http://127.0.0.1:8000/mcp"
 //! cwd = "."
+//! allowed_origin = "http://localhost:3000"         # HTTP: an Origin the server accepts
 //! [target.env]
 //! TZ = "UTC"
 //! [target.headers]
@@ -83,6 +84,8 @@ pub struct TargetSection {
     pub command: Option<String>,
     pub url: Option<String>,
     pub cwd: Option<String>,
+    /// HTTP: an Origin the server allows (enables the 403 check for others).
+    pub allowed_origin: Option<String>,
     #[serde(default)]
     pub env: BTreeMap<String, String>,
     #[serde(default)]

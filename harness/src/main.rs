@@ -98,6 +98,13 @@ struct RunArgs {
     /// (default 10000; config [pagination] max_pages).
     #[arg(long, value_name = "N")]
     max_pages: Option<usize>,
+    /// HTTP: an Origin the server allows; requests from another must get 403
+    /// (config [target] allowed_origin). Without it that check is n/a.
+    #[arg(long, value_name = "ORIGIN")]
+    allowed_origin: Option<String>,
+    /// Show Mcp-Param-* header values as [redacted] in reports and reproducers.
+    #[arg(long)]
+    redact_params: bool,
 }
 
 fn main() -> ExitCode {
@@ -322,6 +329,8 @@ fn run(args: RunArgs) -> u8 {
     if let Some(n) = args.max_pages {
         contract.max_pages = n;
     }
+    contract.allowed_origin = args.allowed_origin.clone().or_else(|| cfg_file.as_ref().and_then(|(_, c)| c.target.allowed_origin.clone()));
+    contract.redact_params = args.redact_params;
     let run_cfg = RunConfig { target: target.clone(), limits, revision: effective_rev, strict: args.strict, rerun_base, contract };
     let engine = Arc::new(Mutex::new(Engine::new(run_cfg)));
     let probe = rt.block_on(async { engine.lock().unwrap_or_else(|p| p.into_inner()).prepare().await });

@@ -33,6 +33,7 @@ impl Engine {
             "wire_frames_valid" => self.wire_frames_valid(&case.revision),
             "initialize_on_modern" => self.initialize_on_modern().await,
             "session_terminate_then_404" => self.session_terminate_then_404().await,
+            "header_probe" => self.header_action(case, with).await,
             other => self.tools_action(case, other, with).await,
         }
     }

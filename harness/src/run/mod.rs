@@ -3,6 +3,7 @@
 
 mod actions;
 mod expect;
+mod headers;
 pub mod tools;
 
 pub use tools::Contract;
@@ -478,7 +479,7 @@ impl Engine {
     /// Send one JSON-RPC message (request or notification) and collect the
     /// reply. `headers` replace the standard ones for HTTP when non-empty
     /// entries of the same name are given (value None removes).
-    async fn exchange(&mut self, conn: &mut Conn, label: &str, revision: &str, body: &Value, overrides: &[(String, Option<String>)], want_reply: bool) -> Exchange {
+    async fn exchange(&mut self, conn: &mut Conn, label: &str, revision: &str, body: &Value, overrides: &[HeaderEdit], want_reply: bool) -> Exchange {
         let text = body.to_string();
         self.exchange_raw(conn, label, revision, "POST", Some(text), body, overrides, want_reply).await
     }
@@ -492,7 +493,7 @@ impl Engine {
         http_method: &str,
         text: Option<String>,
         body: &Value,
-        overrides: &[(String, Option<String>)],
+        overrides: &[HeaderEdit],
         want_reply: bool,
     ) -> Exchange {
         let id = body.get("id").cloned();
@@ -537,26 +538,23 @@ impl Engine {
                     }
                     h
                 };
-                for (name, val) in overrides {
-                    let pos = headers.iter().position(|(k, _)| k.eq_ignore_ascii_case(name));
-                    match (pos, val) {
-                        (Some(i), Some(v)) => headers[i] = (name.clone(), v.clone()),
-                        (Some(i), None) => {
-                            headers.remove(i);
-                        }
-                        (None, Some(v)) => headers.push((name.clone(), v.clone())),
-                        (None, None) => {}
-                    }
-                }
+                apply_edits(&mut headers, overrides);
                 ex.sent_headers = target
                     .spec
                     .headers
                     .iter()
                     .chain(headers.iter())
-                    .map(|(k, v)| (k.clone(), if target.is_secret(k) { "[redacted]".into() } else { v.clone() }))
+                    .map(|(k, v)| {
+                        let param = self.cfg.contract.redact_params && k.to_ascii_lowercase().starts_with("mcp-param-");
+                        (k.clone(), if target.is_secret(k) || param { "[redacted]".into() } else { v.clone() })
+                    })
                     .collect();
                 let expect = if want_reply { id.as_ref() } else { None };
-                let reply = target.send(http_method, &headers, text.map(|t| t.into_bytes()), expect, false).await;
+                let reply = if overrides.iter().any(|e| matches!(e, HeaderEdit::ExactNames)) {
+                    target.send_exact(http_method, &headers, text.map(|t| t.into_bytes()), expect).await
+                } else {
+                    target.send(http_method, &headers, text.map(|t| t.into_bytes()), expect, false).await
+                };
                 ex.status = reply.status;
                 ex.headers = reply.headers.clone();
                 ex.body = reply.body.clone();
@@ -703,9 +701,9 @@ impl Engine {
                 s.params.clone()
             };
             let body = if s.notification { wire::notification(&s.method, params) } else { wire::request(&id, &s.method, params) };
-            let mut overrides: Vec<(String, Option<String>)> = s.headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            let mut overrides: Vec<HeaderEdit> = HeaderEdit::from_map(&s.headers);
             if s.session.as_deref() == Some("none") {
-                overrides.push(("Mcp-Session-Id".into(), None));
+                overrides.push(HeaderEdit::Remove("Mcp-Session-Id".into()));
             }
             let want_reply = !s.notification;
             let mut ex = if s.fresh {
@@ -746,7 +744,7 @@ impl Engine {
                 out.error = Some(format!("no connection for {rev}"));
                 return out;
             };
-            let overrides: Vec<(String, Option<String>)> = h.headers.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            let overrides = HeaderEdit::from_map(&h.headers);
             let ex = self.exchange_raw(&mut conn, &label, &rev, &h.method, None, &Value::Null, &overrides, false).await;
             if let Some(st) = self.revs.get_mut(&rev) {
                 st.conn = Some(conn);
@@ -830,6 +828,47 @@ impl Engine {
                 t.shutdown().await;
             }
             st.conn = None;
+        }
+    }
+}
+
+/// A change to the standard headers of one HTTP exchange.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HeaderEdit {
+    /// Replace every header of this name (any case) by one, named as given.
+    Set(String, String),
+    /// Drop every header of this name (any case).
+    Remove(String),
+    /// Append one more header line, duplicates allowed.
+    Add(String, String),
+    /// Send header names with their exact letter case (own HTTP/1.1 client).
+    ExactNames,
+}
+
+impl HeaderEdit {
+    /// Suite-file form: name → value, or null to remove.
+    pub fn from_map(m: &BTreeMap<String, Option<String>>) -> Vec<HeaderEdit> {
+        m.iter()
+            .map(|(k, v)| match v {
+                Some(v) => HeaderEdit::Set(k.clone(), v.clone()),
+                None => HeaderEdit::Remove(k.clone()),
+            })
+            .collect()
+    }
+}
+
+pub fn apply_edits(headers: &mut Vec<(String, String)>, edits: &[HeaderEdit]) {
+    for e in edits {
+        match e {
+            HeaderEdit::Set(name, v) => {
+                let pos = headers.iter().position(|(k, _)| k.eq_ignore_ascii_case(name));
+                headers.retain(|(k, _)| !k.eq_ignore_ascii_case(name));
+                let at = pos.unwrap_or(headers.len()).min(headers.len());
+                headers.insert(at, (name.clone(), v.clone()));
+            }
+            HeaderEdit::Remove(name) => headers.retain(|(k, _)| !k.eq_ignore_ascii_case(name)),
+            HeaderEdit::Add(name, v) => headers.push((name.clone(), v.clone())),
+            HeaderEdit::ExactNames => {}
         }
     }
 }

@@ -23,11 +23,15 @@ pub struct Contract {
     pub max_pages: usize,
     /// Call at most this many tools (each gets one valid and one invalid call).
     pub max_tools_called: usize,
+    /// The Origin the server allows (HTTP); without it the Origin check is n/a.
+    pub allowed_origin: Option<String>,
+    /// Show `Mcp-Param-*` values as `[redacted]` in transcripts.
+    pub redact_params: bool,
 }
 
 impl Default for Contract {
     fn default() -> Self {
-        Contract { tools: BTreeMap::new(), admission: Policy::default(), max_pages: 10_000, max_tools_called: 50 }
+        Contract { tools: BTreeMap::new(), admission: Policy::default(), max_pages: 10_000, max_tools_called: 50, allowed_origin: None, redact_params: false }
     }
 }
 
@@ -224,7 +228,7 @@ impl Engine {
     }
 
     /// A walk over the revision's main connection (not cached).
-    async fn walk_main(&mut self, rev: &str, method: &str, key: &str, case: &str) -> Result<Walk, String> {
+    pub(super) async fn walk_main(&mut self, rev: &str, method: &str, key: &str, case: &str) -> Result<Walk, String> {
         let Some(mut conn) = self.revs.get_mut(rev).and_then(|s| s.conn.take()) else {
             return Err(format!("no connection for {rev}"));
         };
@@ -240,7 +244,7 @@ impl Engine {
     }
 
     /// The `tools/list` walk of this revision, made once and shared.
-    async fn tools_walk(&mut self, rev: &str, case: &str) -> Result<Arc<Walk>, String> {
+    pub(super) async fn tools_walk(&mut self, rev: &str, case: &str) -> Result<Arc<Walk>, String> {
         if let Some(w) = self.revs.get(rev).and_then(|s| s.tools_walk.clone()) {
             return Ok(w);
         }
@@ -554,7 +558,7 @@ impl Engine {
     /// Every allowed tool called once with valid arguments, once with
     /// arguments that break its inputSchema, and once with configured
     /// error arguments; made once per revision and shared.
-    async fn tool_calls(&mut self, rev: &str, case: &str) -> Result<Arc<Calls>, String> {
+    pub(super) async fn tool_calls(&mut self, rev: &str, case: &str) -> Result<Arc<Calls>, String> {
         if let Some(c) = self.revs.get(rev).and_then(|s| s.calls.clone()) {
             return Ok(c);
         }
@@ -627,8 +631,8 @@ impl Engine {
         let p = json!({"name": name, "arguments": args});
         let params = if rev == MODERN { wire::modern_params(Some(&p), MetaMode::Full, MODERN) } else { Some(p) };
         let body = wire::request(&id, "tools/call", params);
-        let overrides: Vec<(String, Option<String>)> =
-            if rev == MODERN { param_headers(schema, args).into_iter().map(|(k, v)| (k, Some(v))).collect() } else { Vec::new() };
+        let overrides: Vec<super::HeaderEdit> =
+            if rev == MODERN { param_headers(schema, args).into_iter().map(|(k, v)| super::HeaderEdit::Set(k, v)).collect() } else { Vec::new() };
         let Some(mut conn) = self.revs.get_mut(rev).and_then(|s| s.conn.take()) else {
             return Err(format!("no connection for {rev}"));
         };

@@ -7,6 +7,7 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde::Serialize;
 use serde_json::Value;
 use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 #[derive(Debug, Clone)]
 pub struct HttpSpec {
@@ -130,9 +131,98 @@ impl HttpTarget {
         for (k, v) in resp.headers() {
             reply.headers.push((k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()));
         }
+        self.read_body(&mut reply, Body::Reqwest(resp), expect_id, start, deadline).await;
+        reply
+    }
+
+    /// Like `send`, but over a plain HTTP/1.1 connection of our own, so
+    /// header names go out exactly as written (reqwest lower-cases them).
+    /// Only for `http://` URLs.
+    pub async fn send_exact(&self, method: &str, headers: &[(String, String)], body: Option<Vec<u8>>, expect_id: Option<&Value>) -> HttpReply {
+        let start = Instant::now();
+        let mut reply = HttpReply::default();
+        let deadline = tokio::time::Instant::now() + self.limits.request;
+        let url = match reqwest::Url::parse(&self.spec.url) {
+            Ok(u) if u.scheme() == "http" => u,
+            _ => {
+                reply.error = Some(TransportError::Io("header names with exact letter case can only be sent to an http:// URL".into()));
+                return reply;
+            }
+        };
+        let host = url.host_str().unwrap_or("127.0.0.1").to_string();
+        let port = url.port_or_known_default().unwrap_or(80);
+        let mut path = url.path().to_string();
+        if let Some(q) = url.query() {
+            path.push('?');
+            path.push_str(q);
+        }
+        let body = body.unwrap_or_default();
+        let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Length: {}\r\nConnection: close\r\n", body.len());
+        for (k, v) in self.spec.headers.iter().chain(headers.iter()) {
+            if k.bytes().any(|b| b <= b' ' || b == b':' || b >= 0x7f) || v.bytes().any(|b| b == b'\r' || b == b'\n') {
+                reply.error = Some(TransportError::Io(format!("header `{k}` cannot be sent as written")));
+                return reply;
+            }
+            head.push_str(&format!("{k}: {v}\r\n"));
+        }
+        head.push_str("\r\n");
+        let io = async {
+            let mut sock = tokio::net::TcpStream::connect((host.as_str(), port)).await.map_err(|e| format!("connect to {host}:{port}: {e}"))?;
+            sock.write_all(head.as_bytes()).await.map_err(|e| e.to_string())?;
+            sock.write_all(&body).await.map_err(|e| e.to_string())?;
+            let mut rd = tokio::io::BufReader::new(sock);
+            let status_line = read_line_capped(&mut rd).await?;
+            let status: u16 = status_line.split_whitespace().nth(1).and_then(|c| c.parse().ok()).ok_or_else(|| format!("not an HTTP status line: {status_line:?}"))?;
+            let mut hs = Vec::new();
+            loop {
+                let line = read_line_capped(&mut rd).await?;
+                if line.is_empty() {
+                    break;
+                }
+                if hs.len() > 200 {
+                    return Err("more than 200 response headers".to_string());
+                }
+                if let Some((k, v)) = line.split_once(':') {
+                    hs.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
+                }
+            }
+            Ok::<_, String>((status, hs, rd))
+        };
+        let (status, hs, rd) = match tokio::time::timeout_at(deadline, io).await {
+            Err(_) => {
+                reply.error = Some(TransportError::Timeout(format!("no HTTP response within {} ms", self.limits.request.as_millis())));
+                reply.ms = ms_since(start);
+                return reply;
+            }
+            Ok(Err(e)) => {
+                reply.error = Some(TransportError::Io(e));
+                reply.ms = ms_since(start);
+                return reply;
+            }
+            Ok(Ok(x)) => x,
+        };
+        reply.status = Some(status);
+        let chunked = hs.iter().any(|(k, v)| k == "transfer-encoding" && v.to_ascii_lowercase().contains("chunked"));
+        let length = hs.iter().find(|(k, _)| k == "content-length").and_then(|(_, v)| v.parse::<usize>().ok());
+        reply.headers = hs;
+        let framing = if chunked {
+            RawFraming::Chunked
+        } else if let Some(n) = length {
+            RawFraming::Length(n)
+        } else if status == 204 || status == 304 {
+            RawFraming::Length(0)
+        } else {
+            RawFraming::UntilClose
+        };
+        self.read_body(&mut reply, Body::Raw(rd, framing), expect_id, start, deadline).await;
+        reply
+    }
+
+    /// Read a reply body: SSE events until the response to `expect_id`,
+    /// or a whole JSON body; capped and bounded by `deadline`.
+    async fn read_body(&self, reply: &mut HttpReply, mut resp: Body, expect_id: Option<&Value>, start: Instant, deadline: tokio::time::Instant) {
         reply.content_type = reply.header("content-type").map(|s| s.to_string());
         let is_sse = reply.content_type.as_deref().is_some_and(|c| c.to_ascii_lowercase().starts_with("text/event-stream"));
-        let mut resp = resp;
         if is_sse {
             let mut parser = sse::Parser::new();
             loop {
@@ -147,12 +237,12 @@ impl HttpTarget {
                         break;
                     }
                     Ok(Err(e)) => {
-                        reply.error = Some(TransportError::Io(format!("SSE stream broke: {}", describe_reqwest(&e))));
+                        reply.error = Some(TransportError::Io(format!("SSE stream broke: {e}")));
                         break;
                     }
                     Ok(Ok(None)) => {
                         for ev in parser.finish() {
-                            self.push_event(&mut reply, ev, expect_id, start);
+                            self.push_event(reply, ev, expect_id, start);
                         }
                         if reply.response_index.is_none() && expect_id.is_some() {
                             reply.error = Some(TransportError::Closed("SSE stream ended without the response".into()));
@@ -161,7 +251,7 @@ impl HttpTarget {
                     }
                     Ok(Ok(Some(bytes))) => {
                         for ev in parser.feed(&bytes) {
-                            self.push_event(&mut reply, ev, expect_id, start);
+                            self.push_event(reply, ev, expect_id, start);
                         }
                         if parser.pending() > self.limits.max_message {
                             reply.error = Some(TransportError::TooLarge(format!(
@@ -185,7 +275,7 @@ impl HttpTarget {
                         break;
                     }
                     Ok(Err(e)) => {
-                        reply.error = Some(TransportError::Io(format!("reading the body failed: {}", describe_reqwest(&e))));
+                        reply.error = Some(TransportError::Io(format!("reading the body failed: {e}")));
                         break;
                     }
                     Ok(Ok(None)) => break,
@@ -212,7 +302,6 @@ impl HttpTarget {
             }
         }
         reply.ms = ms_since(start);
-        reply
     }
 
     fn push_event(&self, reply: &mut HttpReply, ev: sse::Event, expect_id: Option<&Value>, start: Instant) {
@@ -223,6 +312,80 @@ impl HttpTarget {
             reply.response_index = Some(reply.frames.len() - 1);
         }
     }
+}
+
+/// Where body bytes come from: reqwest, or our own HTTP/1.1 connection.
+enum Body {
+    Reqwest(reqwest::Response),
+    Raw(tokio::io::BufReader<tokio::net::TcpStream>, RawFraming),
+}
+
+enum RawFraming {
+    Length(usize),
+    Chunked,
+    UntilClose,
+}
+
+impl Body {
+    async fn chunk(&mut self) -> Result<Option<Vec<u8>>, String> {
+        match self {
+            Body::Reqwest(r) => r.chunk().await.map(|c| c.map(|b| b.to_vec())).map_err(|e| describe_reqwest(&e)),
+            Body::Raw(rd, framing) => match framing {
+                RawFraming::Length(0) => Ok(None),
+                RawFraming::Length(left) => {
+                    let mut buf = vec![0u8; (*left).min(64 * 1024)];
+                    let n = rd.read(&mut buf).await.map_err(|e| e.to_string())?;
+                    if n == 0 {
+                        return Err(format!("connection closed with {left} body bytes still due"));
+                    }
+                    *left -= n;
+                    buf.truncate(n);
+                    Ok(Some(buf))
+                }
+                RawFraming::UntilClose => {
+                    let mut buf = vec![0u8; 64 * 1024];
+                    let n = rd.read(&mut buf).await.map_err(|e| e.to_string())?;
+                    buf.truncate(n);
+                    Ok(if n == 0 { None } else { Some(buf) })
+                }
+                RawFraming::Chunked => {
+                    let line = read_line_capped(rd).await?;
+                    let size_text = line.split(';').next().unwrap_or("").trim();
+                    let size = usize::from_str_radix(size_text, 16).map_err(|_| format!("bad chunk size line {line:?}"))?;
+                    if size == 0 {
+                        return Ok(None);
+                    }
+                    let mut buf = vec![0u8; size];
+                    rd.read_exact(&mut buf).await.map_err(|e| e.to_string())?;
+                    read_line_capped(rd).await?;
+                    Ok(Some(buf))
+                }
+            },
+        }
+    }
+}
+
+/// One CRLF-terminated line (without the line end), at most 8 KiB.
+async fn read_line_capped(rd: &mut tokio::io::BufReader<tokio::net::TcpStream>) -> Result<String, String> {
+    let mut line = Vec::new();
+    loop {
+        let mut b = [0u8; 1];
+        let n = rd.read(&mut b).await.map_err(|e| e.to_string())?;
+        if n == 0 {
+            return Err("connection closed in the middle of the response head".into());
+        }
+        if b[0] == b'\n' {
+            break;
+        }
+        line.push(b[0]);
+        if line.len() > 8192 {
+            return Err("a response head line is longer than 8 KiB".into());
+        }
+    }
+    if line.last() == Some(&b'\r') {
+        line.pop();
+    }
+    Ok(String::from_utf8_lossy(&line).into_owned())
 }
 
 fn describe_reqwest(e: &reqwest::Error) -> String {
