@@ -410,9 +410,23 @@ fn is_tchar(c: char) -> bool {
 }
 
 /// The primitive type of an annotated property, or what it is instead.
-/// A nullable primitive (`["string", "null"]`) counts as that primitive.
+/// A nullable primitive counts as that primitive, whether written
+/// `"type": ["string", "null"]` or, as pydantic writes `Optional[str]`,
+/// `"anyOf": [{"type": "string"}, {"type": "null"}]`: the spec expects
+/// nullable mirrored parameters (a null value omits the header).
 fn primitive_type(m: &Map<String, Value>) -> Result<String, String> {
     const OK: [&str; 3] = ["integer", "string", "boolean"];
+    if !m.contains_key("type") {
+        for k in ["anyOf", "oneOf"] {
+            let Some(branches) = m.get(k).and_then(|b| b.as_array()) else { continue };
+            let types: Vec<Option<&str>> = branches.iter().map(|b| b.get("type").and_then(|t| t.as_str())).collect();
+            let non_null: Vec<&str> = types.iter().flatten().copied().filter(|t| *t != "null").collect();
+            if types.iter().all(|t| t.is_some()) && non_null.len() == 1 && OK.contains(&non_null[0]) {
+                return Ok(non_null[0].to_string());
+            }
+            return Err(format!("{k} {}", crate::wire::brief(&Value::Array(branches.clone()))));
+        }
+    }
     match m.get("type") {
         Some(Value::String(t)) if OK.contains(&t.as_str()) => Ok(t.clone()),
         Some(Value::Array(a)) => {
@@ -570,10 +584,11 @@ mod tests {
             "region": {"type": "string", "x-mcp-header": "Region"},
             "n": {"type": "integer", "x-mcp-header": "N"},
             "flag": {"type": ["boolean", "null"], "x-mcp-header": "Flag"},
+            "opt": {"anyOf": [{"type": "integer"}, {"type": "null"}], "default": null, "x-mcp-header": "Opt"},
             "filter": {"type": "object", "properties": {"kind": {"type": "string", "x-mcp-header": "Kind"}}}}});
         let w = header_walk(&ok);
         assert!(w.problems.is_empty(), "{:?}", w.problems);
-        assert_eq!(w.headers.iter().map(|h| h.pointer.as_str()).collect::<Vec<_>>(), ["/region", "/n", "/flag", "/filter/kind"]);
+        assert_eq!(w.headers.iter().map(|h| h.pointer.as_str()).collect::<Vec<_>>(), ["/region", "/n", "/flag", "/opt", "/filter/kind"]);
         let bad = [
             json!({"type": "object", "properties": {"a": {"type": "array", "items": {"type": "string", "x-mcp-header": "A"}}}}),
             json!({"type": "object", "properties": {"a": {"anyOf": [{"type": "string", "x-mcp-header": "A"}]}}}),
@@ -588,6 +603,8 @@ mod tests {
             json!({"type": "object", "properties": {"a": {"type": "number", "x-mcp-header": "A"}}}),
             json!({"type": "object", "properties": {"a": {"type": "object", "x-mcp-header": "A"}}}),
             json!({"type": "object", "properties": {"a": {"x-mcp-header": "A"}}}),
+            json!({"type": "object", "properties": {"a": {"anyOf": [{"type": "number"}, {"type": "null"}], "x-mcp-header": "A"}}}),
+            json!({"type": "object", "properties": {"a": {"anyOf": [{"type": "string"}, {"type": "integer"}], "x-mcp-header": "A"}}}),
             json!({"type": "object", "properties": {"a": {"type": "string", "x-mcp-header": ""}}}),
             json!({"type": "object", "properties": {"a": {"type": "string", "x-mcp-header": "Has Space"}}}),
             json!({"type": "object", "properties": {"a": {"type": "string", "x-mcp-header": "A\r\nX"}}}),

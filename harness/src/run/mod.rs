@@ -330,14 +330,22 @@ impl Engine {
             let st = self.probe_modern().await;
             self.revs.insert(MODERN.into(), st);
         }
-        if want_legacy {
-            let st = self.probe_legacy().await;
+        // The legacy probe also tells whether a 2026-07-28 server is
+        // dual-era (which decides the modern-only rules), so it runs even
+        // when only 2026-07-28 is tested; then its state is not kept.
+        let modern_served = self.revs.get(MODERN).is_some_and(|m| m.info.supported);
+        if want_legacy || modern_served {
+            let mut st = self.probe_legacy().await;
             if let Some(m) = self.revs.get_mut(MODERN) {
                 if m.info.supported {
                     m.dual_era = Some(st.info.supported);
                 }
             }
-            self.revs.insert(LEGACY.into(), st);
+            if want_legacy {
+                self.revs.insert(LEGACY.into(), st);
+            } else if let Some(Conn::Stdio(t)) = st.conn.as_mut() {
+                t.shutdown().await;
+            }
         }
         let states: Vec<&RevState> = self.revs.values().collect();
         if states.iter().all(|s| s.info.unreachable.is_some()) {
