@@ -464,5 +464,14 @@ fn rerun_command(args: &RunArgs, target: &TargetSpec) -> String {
     if let Some(d) = &args.suites {
         s.push_str(&format!(" --suites {}", shell_quote(&d.display().to_string())));
     }
+    if let Some(o) = &args.allowed_origin {
+        s.push_str(&format!(" --allowed-origin {}", shell_quote(o)));
+    }
+    if let Some(n) = args.max_pages {
+        s.push_str(&format!(" --max-pages {n}"));
+    }
+    if args.redact_params {
+        s.push_str(" --redact-params");
+    }
     s
 }

@@ -67,7 +67,66 @@ mod tests {
     fn decoding_is_exact() {
         assert_eq!(decode("=?base64?SGVsbG8=?=").unwrap(), "Hello");
         assert_eq!(decode("=?BASE64?SGVsbG8=?=").unwrap(), "=?BASE64?SGVsbG8=?=");
+        assert_eq!(decode("=?Base64?SGVsbG8=?=").unwrap(), "=?Base64?SGVsbG8=?=");
+        assert_eq!(decode("=?base64?SGVsbG8=").unwrap(), "=?base64?SGVsbG8=", "no suffix: a literal");
         assert!(decode("=?base64?***?=").is_err());
+        assert!(decode("=?base64?SGVsbG8?=").is_err(), "bad padding");
+        assert!(decode("=?base64?//79?=").is_err(), "not UTF-8");
+    }
+
+    #[test]
+    fn what_goes_plain_and_what_is_encoded() {
+        // Visible ASCII travels as it is.
+        let visible: String = (0x21u8..=0x7e).map(char::from).collect();
+        assert_eq!(encode_str(&visible), visible);
+        assert_eq!(encode_str("us-west1"), "us-west1");
+        // Unicode, controls and surrounding whitespace are encoded, never trimmed.
+        assert_eq!(encode_str("Hello, 世界"), "=?base64?SGVsbG8sIOS4lueVjA==?=");
+        assert_eq!(encode_str(" padded "), "=?base64?IHBhZGRlZCA=?=");
+        assert_eq!(encode_str("line1\nline2"), "=?base64?bGluZTEKbGluZTI=?=");
+        assert_eq!(encode_str("\u{1}"), "=?base64?AQ==?=");
+        assert_eq!(encode_str("a b"), "=?base64?YSBi?=", "an inner space is not visible ASCII");
+        // A value that looks like the sentinel is encoded, so it stays a literal.
+        assert_eq!(encode_str("=?base64?literal?="), "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?=");
+        assert_eq!(decode(&encode_str("=?base64?SGVsbG8=?=")).unwrap(), "=?base64?SGVsbG8=?=");
+    }
+
+    /// A small deterministic generator (xorshift), so the property test
+    /// needs no extra crate and every run sees the same strings.
+    struct Gen(u64);
+    impl Gen {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn string(&mut self) -> String {
+            const PIECES: [&str; 8] = ["=?base64?", "?=", " ", "\t", "\r\n", "é", "日", "🙂"];
+            let len = (self.next() % 12) as usize;
+            let mut s = String::new();
+            for _ in 0..len {
+                match self.next() % 4 {
+                    0 => s.push_str(PIECES[(self.next() % PIECES.len() as u64) as usize]),
+                    1 => s.push(char::from((self.next() % 0x80) as u8)),
+                    2 => s.push(char::from(0x21 + (self.next() % 94) as u8)),
+                    _ => s.push(char::from_u32((self.next() % 0x3_0000) as u32).unwrap_or('x')),
+                }
+            }
+            s
+        }
+    }
+
+    #[test]
+    fn property_encoding_round_trips_and_is_header_safe() {
+        let mut g = Gen(0x9E37_79B9_7F4A_7C15);
+        for _ in 0..20_000 {
+            let s = g.string();
+            let e = encode_str(&s);
+            assert_eq!(decode(&e).unwrap(), s, "round trip of {s:?}");
+            assert!(!e.is_empty() && e.bytes().all(|b| (0x21..=0x7e).contains(&b)), "{e:?} is not plain visible ASCII");
+            assert_eq!(e == s, is_plain_safe(&s), "plain exactly when safe: {s:?}");
+        }
     }
 
     #[test]
@@ -75,7 +134,12 @@ mod tests {
         assert_eq!(encode_int(MAX_SAFE_INTEGER).unwrap(), "9007199254740991");
         assert_eq!(encode_int(-MAX_SAFE_INTEGER).unwrap(), "-9007199254740991");
         assert!(encode_int(MAX_SAFE_INTEGER + 1).is_err());
+        assert!(encode_int(-MAX_SAFE_INTEGER - 1).is_err());
+        assert!(encode_int(i64::MAX).is_err());
+        assert_eq!(encode_int(42).unwrap(), "42");
+        assert_eq!(encode_int(-7).unwrap(), "-7");
         assert_eq!(encode_bool(true), "true");
+        assert_eq!(encode_bool(false), "false");
     }
 
     #[test]

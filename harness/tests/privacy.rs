@@ -1,0 +1,57 @@
+//! Secrets never leave the run: Authorization (and headers the config
+//! marks secret) are redacted everywhere, and `--redact-params` redacts
+//! Mcp-Param-* values; header names stay.
+
+mod common;
+
+use common::{case, mcpcert, outdir, report, report_args, start_http};
+
+#[test]
+fn secrets_and_param_values_are_redacted_everywhere() {
+    let server = start_http(&["--era".into(), "modern".into()]);
+    let token = "s3cret-token-value-7a1";
+    for redact in [false, true] {
+        let dir = outdir(&format!("privacy-{redact}"));
+        let cfg = dir.join("target.toml");
+        std::fs::write(&cfg, format!("[target]\nurl = {:?}\n[target.headers]\nAuthorization = {{ env = \"MCPCERT_TEST_TOKEN\" }}\n", server.url)).unwrap();
+        let mut cmd = mcpcert();
+        cmd.env("MCPCERT_TEST_TOKEN", format!("Bearer {token}")).args(["run", "--config", cfg.to_str().unwrap(), "2026-07-28/headers/param-"]);
+        if redact {
+            cmd.arg("--redact-params");
+        }
+        report_args(&mut cmd, &dir);
+        let out = cmd.output().unwrap();
+        let console = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{console}");
+        for f in ["junit.xml", "report.json", "report.html"] {
+            let text = std::fs::read_to_string(dir.join(f)).unwrap();
+            assert!(!text.contains(token), "{f} holds the token");
+        }
+        assert!(!console.contains(token), "the console shows the token");
+        let r = report(&dir);
+        let c = case(&r, "2026-07-28/headers/param-mismatch");
+        let sent: Vec<(String, String)> = c["transcript"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|e| e["sent_headers"].as_array().cloned().unwrap_or_default())
+            .map(|h| (h[0].as_str().unwrap().to_string(), h[1].as_str().unwrap().to_string()))
+            .collect();
+        let auth: Vec<&(String, String)> = sent.iter().filter(|(k, _)| k.eq_ignore_ascii_case("authorization")).collect();
+        assert!(!auth.is_empty() && auth.iter().all(|(_, v)| v == "[redacted]"), "{sent:?}");
+        let params: Vec<&(String, String)> = sent.iter().filter(|(k, _)| k.to_ascii_lowercase().starts_with("mcp-param-")).collect();
+        assert!(!params.is_empty(), "the probes send Mcp-Param headers: {sent:?}");
+        assert_eq!(params.iter().all(|(_, v)| v == "[redacted]"), redact, "{params:?}");
+    }
+    // A failing probe's reproducer (curl lines) is redacted the same way.
+    let server = start_http(&["--era".into(), "modern".into(), "--fault".into(), "param-not-validated".into()]);
+    let dir = outdir("privacy-repro");
+    let mut cmd = mcpcert();
+    cmd.args(["run", "--http", &server.url, "--redact-params", "2026-07-28/headers/param-mismatch"]);
+    report_args(&mut cmd, &dir);
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let c = case(&report(&dir), "2026-07-28/headers/param-mismatch");
+    let repro = c["reproducer"].as_str().unwrap();
+    assert!(repro.contains("Mcp-Param-Region: [redacted]") && !repro.contains("Mcp-Param-Region: mcpcert"), "{repro}");
+}
