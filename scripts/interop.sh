@@ -34,5 +34,5 @@ fastmcp run fixtures/interop/fastmcp_server.py --transport http --host 127.0.0.1
 pid=$!
 trap 'kill $pid 2>/dev/null' EXIT
 for _ in $(seq 1 60); do curl -s -o /dev/null http://127.0.0.1:3105/mcp && break; sleep 0.5; done
-run fastmcp-http --http http://127.0.0.1:3105/mcp --config fixtures/interop/fastmcp.toml
+run fastmcp-http --http http://127.0.0.1:3105/mcp --config fixtures/interop/fastmcp.toml --allowed-origin http://localhost
 exit $status

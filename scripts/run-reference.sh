@@ -16,6 +16,6 @@ pid=$!
 trap 'kill $pid 2>/dev/null || true; rm -f "$log"' EXIT
 for _ in $(seq 1 50); do grep -q listening "$log" && break; sleep 0.1; done
 url=$(awk '/listening on/ {print $3}' "$log")
-"$bin/mcpcert" run --http "$url" \
+"$bin/mcpcert" run --http "$url" --allowed-origin http://localhost \
   --junit reports/http/junit.xml --json reports/http/report.json --html reports/http/report.html || status=$?
 exit $status
