@@ -76,6 +76,16 @@ impl Engine {
             return StepOut { na: Some("header rules apply to HTTP targets only".into()), ..Default::default() };
         }
         let rev = case.revision.clone();
+        if probe == "name-case" {
+            if let super::TargetSpec::Http(h) = &self.cfg.target {
+                if !h.url.starts_with("http://") {
+                    return StepOut {
+                        na: Some("header names in upper and mixed case are sent over mcpcert's own plain HTTP/1.1 connection, which needs an http:// URL (TLS clients lower-case names)".into()),
+                        ..Default::default()
+                    };
+                }
+            }
+        }
         match header.as_str() {
             "version" | "method" => self.probe_standard(&rev, &header, &probe, &case.id).await,
             "name" => self.probe_name(&rev, &probe, &case.id).await,
