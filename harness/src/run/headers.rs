@@ -80,7 +80,7 @@ impl Engine {
             if let super::TargetSpec::Http(h) = &self.cfg.target {
                 if !h.url.starts_with("http://") {
                     return StepOut {
-                        na: Some("header names in upper and mixed case are sent over mcpcert's own plain HTTP/1.1 connection, which needs an http:// URL (TLS clients lower-case names)".into()),
+                        na: Some("header names in upper and mixed case are sent over mcpcert's own plain HTTP/1.1 connection, which needs an http:// URL (over https mcpcert sends names in lower case only)".into()),
                         ..Default::default()
                     };
                 }
