@@ -16,6 +16,8 @@
 //! max_pages = 10000          # a list that has not ended by then fails
 //! [calls]
 //! max_tools = 50             # call at most this many tools
+//! [completion]
+//! max_probes = 4             # values tried per prompt argument / template variable
 //! [admission]
 //! secret_names = ["password", "secret", "token", "api_key", "authorization"]
 //! [tools.create_ticket]      # allow a tool that is not read-only
@@ -43,6 +45,8 @@ pub struct ConfigFile {
     #[serde(default)]
     pub admission: Admission,
     #[serde(default)]
+    pub completion: Completion,
+    #[serde(default)]
     pub tools: BTreeMap<String, ToolConfig>,
 }
 
@@ -56,6 +60,13 @@ pub struct Pagination {
 #[serde(deny_unknown_fields)]
 pub struct Calls {
     pub max_tools: Option<usize>,
+}
+
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Completion {
+    /// completion/complete probes per argument (default 4).
+    pub max_probes: Option<usize>,
 }
 
 #[derive(Debug, Deserialize, Default)]

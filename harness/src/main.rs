@@ -325,6 +325,9 @@ fn run(args: RunArgs) -> u8 {
         if let Some(n) = c.calls.max_tools {
             contract.max_tools_called = n;
         }
+        if let Some(n) = c.completion.max_probes {
+            contract.completion_probes = n;
+        }
     }
     if let Some(n) = args.max_pages {
         contract.max_pages = n;

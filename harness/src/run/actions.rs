@@ -34,6 +34,7 @@ impl Engine {
             "initialize_on_modern" => self.initialize_on_modern().await,
             "session_terminate_then_404" => self.session_terminate_then_404().await,
             "header_probe" => self.header_action(case, with).await,
+            "completion_probe" => self.completion_action(case).await,
             other => self.tools_action(case, other, with).await,
         }
     }

@@ -2,6 +2,7 @@
 //! case's steps, judge its expectations, and keep a transcript.
 
 mod actions;
+mod completion;
 mod expect;
 mod headers;
 pub mod tools;

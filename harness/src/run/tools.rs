@@ -27,11 +27,13 @@ pub struct Contract {
     pub allowed_origin: Option<String>,
     /// Show `Mcp-Param-*` values as `[redacted]` in transcripts.
     pub redact_params: bool,
+    /// completion/complete probes per argument (the empty value first).
+    pub completion_probes: usize,
 }
 
 impl Default for Contract {
     fn default() -> Self {
-        Contract { tools: BTreeMap::new(), admission: Policy::default(), max_pages: 10_000, max_tools_called: 50, allowed_origin: None, redact_params: false }
+        Contract { tools: BTreeMap::new(), admission: Policy::default(), max_pages: 10_000, max_tools_called: 50, allowed_origin: None, redact_params: false, completion_probes: 4 }
     }
 }
 

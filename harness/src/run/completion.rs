@@ -1,0 +1,182 @@
+//! completion/complete: what to complete is discovered from the server's
+//! own prompts (their arguments) and resource templates (their variables);
+//! each is probed with an empty value and a few short prefixes.
+
+use super::actions::StepOut;
+use super::{Engine, Exchange};
+use crate::wire::{self, MODERN, MetaMode, brief};
+use serde_json::{Value, json};
+
+/// Prefixes tried after the empty value.
+const PREFIXES: [&str; 3] = ["a", "e", "s"];
+
+/// One thing to complete: a reference and an argument name.
+#[derive(Debug, Clone)]
+pub struct CompletionTarget {
+    pub reference: Value,
+    pub argument: String,
+    pub what: String,
+}
+
+/// `{var}`, `{+var}`, `{?a,b}` … of an RFC 6570 template, in order.
+pub fn template_variables(t: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = t;
+    while let Some(start) = rest.find('{') {
+        let Some(end) = rest[start..].find('}') else { break };
+        let expr = &rest[start + 1..start + end];
+        let expr = expr.trim_start_matches(['+', '#', '.', '/', ';', '?', '&']);
+        for v in expr.split(',') {
+            let v = v.trim_end_matches('*').split(':').next().unwrap_or("").trim();
+            if !v.is_empty() && !out.iter().any(|x| x == v) {
+                out.push(v.to_string());
+            }
+        }
+        rest = &rest[start + end + 1..];
+    }
+    out
+}
+
+/// Everything wrong with one completion/complete result.
+pub fn completion_problems(result: &Value, revision: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    if revision == MODERN {
+        match result.get("resultType").and_then(|t| t.as_str()) {
+            Some("complete") => {}
+            Some(other) => out.push(format!("resultType must be \"complete\" (completion never asks for input); got {other:?}")),
+            None => out.push("resultType is missing".into()),
+        }
+    }
+    let Some(c) = result.get("completion").and_then(|c| c.as_object()) else {
+        out.push(format!("`completion` (an object) is missing; got {}", brief(result)));
+        return out;
+    };
+    match c.get("values").and_then(|v| v.as_array()) {
+        None => out.push(format!("completion.values must be an array of strings; got {}", c.get("values").map(brief).unwrap_or_else(|| "nothing".into()))),
+        Some(values) => {
+            if values.len() > 100 {
+                out.push(format!("completion.values holds {} items; at most 100 are allowed", values.len()));
+            }
+            if let Some(bad) = values.iter().find(|v| !v.is_string()) {
+                out.push(format!("completion.values must hold strings only; found {}", brief(bad)));
+            }
+            if let Some(t) = c.get("total") {
+                match t.as_u64() {
+                    Some(n) if (n as usize) < values.len() => out.push(format!("completion.total is {n}, fewer than the {} values returned", values.len())),
+                    Some(_) => {}
+                    None => out.push(format!("completion.total must be a non-negative integer; got {}", brief(t))),
+                }
+            }
+        }
+    }
+    if let Some(h) = c.get("hasMore") {
+        if !h.is_boolean() {
+            out.push(format!("completion.hasMore must be a boolean; got {}", brief(h)));
+        }
+    }
+    out
+}
+
+impl Engine {
+    /// Prompt arguments and template variables the server offers.
+    pub(super) async fn completion_targets(&mut self, rev: &str, case: &str) -> Result<Vec<CompletionTarget>, String> {
+        let caps = self.revs.get(rev).and_then(|s| s.info.capabilities.clone()).unwrap_or(json!({}));
+        let mut out = Vec::new();
+        if caps.get("prompts").is_some() {
+            let w = self.walk_main(rev, "prompts/list", "prompts", case).await?;
+            for p in &w.items {
+                let Some(name) = p.get("name").and_then(|n| n.as_str()) else { continue };
+                for a in p.get("arguments").and_then(|a| a.as_array()).into_iter().flatten() {
+                    if let Some(arg) = a.get("name").and_then(|n| n.as_str()) {
+                        out.push(CompletionTarget { reference: json!({"type": "ref/prompt", "name": name}), argument: arg.into(), what: format!("prompt {name}, argument {arg}") });
+                    }
+                }
+            }
+        }
+        if caps.get("resources").is_some() {
+            let w = self.walk_main(rev, "resources/templates/list", "resourceTemplates", case).await?;
+            for t in &w.items {
+                let Some(uri) = t.get("uriTemplate").and_then(|u| u.as_str()) else { continue };
+                for var in template_variables(uri) {
+                    out.push(CompletionTarget { reference: json!({"type": "ref/resource", "uri": uri}), argument: var.clone(), what: format!("template {uri}, variable {var}") });
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    pub(super) async fn completion_action(&mut self, case: &crate::suite::Case) -> StepOut {
+        let rev = case.revision.clone();
+        let mut out = StepOut::default();
+        let targets = match self.completion_targets(&rev, &case.id).await {
+            Ok(t) => t,
+            Err(e) => return StepOut { error: Some(e), ..Default::default() },
+        };
+        if targets.is_empty() {
+            out.na = Some("nothing to complete: no prompt has arguments and no resource template has variables".into());
+            return out;
+        }
+        let per_arg = self.cfg.contract.completion_probes.max(1);
+        let mut judged = 0;
+        for t in targets.iter().take(50) {
+            for value in std::iter::once("").chain(PREFIXES).take(per_arg) {
+                let p = json!({"ref": t.reference, "argument": {"name": t.argument, "value": value}});
+                let id = self.fresh_id();
+                let params = if rev == MODERN { wire::modern_params(Some(&p), MetaMode::Full, MODERN) } else { Some(p) };
+                let body = wire::request(&id, "completion/complete", params);
+                let label = format!("complete {} from {value:?}", t.what);
+                let ex = match self.on_main(&rev, &label, &body).await {
+                    Ok(e) => e,
+                    Err(e) => return StepOut { error: Some(e), ..Default::default() },
+                };
+                if let Some(e) = &ex.error {
+                    out.error = Some(format!("{label}: {e}"));
+                    out.exchanges.push(ex);
+                    return out;
+                }
+                judged += 1;
+                match ex.response.as_ref().and_then(|r| r.get("result")) {
+                    Some(res) => {
+                        for p in completion_problems(res, &rev) {
+                            if out.failures.len() < 20 {
+                                out.failures.push(format!("{label}: {p}"));
+                            }
+                        }
+                    }
+                    None => out.failures.push(format!("{label}: an argument the server itself lists should complete; got {}", ex.summary())),
+                }
+                if out.exchanges.len() < 12 || !out.failures.is_empty() && out.exchanges.len() < 24 {
+                    out.exchanges.push(ex);
+                }
+            }
+        }
+        out.exchanges.push(Exchange { label: "completion probes".into(), note: Some(format!("{judged} probes over {} argument(s), up to {per_arg} values each", targets.len().min(50))), ..Default::default() });
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn template_variables_follow_rfc6570() {
+        assert_eq!(template_variables("ref://items/{id}"), ["id"]);
+        assert_eq!(template_variables("file:///{+path}{?q,lang}"), ["path", "q", "lang"]);
+        assert_eq!(template_variables("x://{a:3}/{b*}/{a}"), ["a", "b"]);
+        assert!(template_variables("x://plain").is_empty());
+    }
+
+    #[test]
+    fn completion_shapes() {
+        let ok = json!({"resultType": "complete", "completion": {"values": ["a"], "total": 3, "hasMore": true}});
+        assert!(completion_problems(&ok, MODERN).is_empty());
+        let many: Vec<String> = (0..101).map(|i| i.to_string()).collect();
+        assert_eq!(completion_problems(&json!({"resultType": "complete", "completion": {"values": many}}), MODERN).len(), 1);
+        assert_eq!(completion_problems(&json!({"resultType": "complete", "completion": {"values": ["a", "b"], "total": 1}}), MODERN).len(), 1);
+        assert_eq!(completion_problems(&json!({"resultType": "complete", "completion": {"values": [1]}}), MODERN).len(), 1);
+        assert_eq!(completion_problems(&json!({"resultType": "complete", "completion": {"values": [], "hasMore": "no"}}), MODERN).len(), 1);
+        assert_eq!(completion_problems(&json!({"resultType": "input_required", "completion": {"values": []}}), MODERN).len(), 1);
+        assert!(completion_problems(&json!({"completion": {"values": []}}), "2025-11-25").is_empty());
+    }
+}
