@@ -18,6 +18,9 @@
 //! max_tools = 50             # call at most this many tools
 //! [completion]
 //! max_probes = 4             # values tried per prompt argument / template variable
+//! [input_required]           # a tool that asks for input (multi round-trip checks)
+//! tool = "confirm_order"
+//! arguments = { item = "book" }
 //! [admission]
 //! secret_names = ["password", "secret", "token", "api_key", "authorization"]
 //! [tools.create_ticket]      # allow a tool that is not read-only
@@ -46,6 +49,7 @@ pub struct ConfigFile {
     pub admission: Admission,
     #[serde(default)]
     pub completion: Completion,
+    pub input_required: Option<InputRequired>,
     #[serde(default)]
     pub tools: BTreeMap<String, ToolConfig>,
 }
@@ -60,6 +64,15 @@ pub struct Pagination {
 #[serde(deny_unknown_fields)]
 pub struct Calls {
     pub max_tools: Option<usize>,
+}
+
+/// A tool that answers `input_required` (2026-07-28 multi round-trip checks).
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct InputRequired {
+    pub tool: String,
+    #[serde(default)]
+    pub arguments: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Deserialize, Default)]

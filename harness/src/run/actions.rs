@@ -19,7 +19,7 @@ pub struct StepOut {
 /// Actions that judge everything the server sent during the run, not
 /// traffic of their own.
 pub fn judges_whole_run(action: &str) -> bool {
-    matches!(action, "wire_frames_valid" | "stdout_only_jsonrpc" | "no_server_requests")
+    matches!(action, "wire_frames_valid" | "stdout_only_jsonrpc" | "no_server_requests" | "input_required_audit")
 }
 
 impl Engine {
@@ -35,6 +35,8 @@ impl Engine {
             "session_terminate_then_404" => self.session_terminate_then_404().await,
             "header_probe" => self.header_action(case, with).await,
             "completion_probe" => self.completion_action(case).await,
+            "input_required_probe" => self.mrtr_action(case, with).await,
+            "input_required_audit" => self.mrtr_only_allowed(&case.revision),
             other => self.tools_action(case, other, with).await,
         }
     }

@@ -5,6 +5,7 @@ mod actions;
 mod completion;
 mod expect;
 mod headers;
+pub mod mrtr;
 pub mod tools;
 
 pub use tools::Contract;

@@ -29,11 +29,13 @@ pub struct Contract {
     pub redact_params: bool,
     /// completion/complete probes per argument (the empty value first).
     pub completion_probes: usize,
+    /// A tool that answers input_required (`[input_required]`).
+    pub input_tool: Option<super::mrtr::InputTool>,
 }
 
 impl Default for Contract {
     fn default() -> Self {
-        Contract { tools: BTreeMap::new(), admission: Policy::default(), max_pages: 10_000, max_tools_called: 50, allowed_origin: None, redact_params: false, completion_probes: 4 }
+        Contract { tools: BTreeMap::new(), admission: Policy::default(), max_pages: 10_000, max_tools_called: 50, allowed_origin: None, redact_params: false, completion_probes: 4, input_tool: None }
     }
 }
 
