@@ -21,6 +21,8 @@
 //! [input_required]           # a tool that asks for input (multi round-trip checks)
 //! tool = "confirm_order"
 //! arguments = { item = "book" }
+//! [subscriptions]            # a tool whose call changes the tool set
+//! trigger_tool = "toggle_beta"
 //! [admission]
 //! secret_names = ["password", "secret", "token", "api_key", "authorization"]
 //! [tools.create_ticket]      # allow a tool that is not read-only
@@ -50,6 +52,7 @@ pub struct ConfigFile {
     #[serde(default)]
     pub completion: Completion,
     pub input_required: Option<InputRequired>,
+    pub subscriptions: Option<Subscriptions>,
     #[serde(default)]
     pub tools: BTreeMap<String, ToolConfig>,
 }
@@ -73,6 +76,15 @@ pub struct InputRequired {
     pub tool: String,
     #[serde(default)]
     pub arguments: Option<serde_json::Value>,
+}
+
+/// A tool whose call changes the tool set, to see list changes delivered.
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct Subscriptions {
+    pub trigger_tool: String,
+    #[serde(default)]
+    pub trigger_arguments: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Deserialize, Default)]

@@ -328,6 +328,9 @@ fn run(args: RunArgs) -> u8 {
         if let Some(n) = c.completion.max_probes {
             contract.completion_probes = n;
         }
+        if let Some(sb) = &c.subscriptions {
+            contract.listen_trigger = Some(mcpcert::run::mrtr::InputTool { tool: sb.trigger_tool.clone(), arguments: sb.trigger_arguments.clone().unwrap_or(serde_json::json!({})) });
+        }
         if let Some(ir) = &c.input_required {
             contract.input_tool = Some(mcpcert::run::mrtr::InputTool { tool: ir.tool.clone(), arguments: ir.arguments.clone().unwrap_or(serde_json::json!({})) });
         }

@@ -112,6 +112,7 @@ pub fn run_all(setup: &Setup) -> BTreeMap<String, CaseResult> {
             max_pages: 200,
             allowed_origin,
             input_tool: Some(mcpcert::run::mrtr::InputTool { tool: "confirm_order".into(), arguments: serde_json::json!({"item": "book"}) }),
+            listen_trigger: Some(mcpcert::run::mrtr::InputTool { tool: "toggle_beta".into(), arguments: serde_json::json!({}) }),
             ..Default::default()
         },
     };

@@ -69,10 +69,10 @@ fn faults() -> Vec<FaultInfo> {
 fn each_fault_turns_exactly_its_targets_red() {
     let catalog = mcpcert::suite::load_builtin().unwrap();
     let known: BTreeSet<String> = catalog.cases.iter().map(|c| c.id.clone()).collect();
-    let mut baselines: BTreeMap<(String, String), BTreeMap<String, CaseResult>> = BTreeMap::new();
-    let mut problems = Vec::new();
-    let mut proven: BTreeSet<String> = BTreeSet::new();
-    for f in faults() {
+    let faults = faults();
+    // One job per fault and set-up it must be run in.
+    let mut jobs: Vec<(usize, &'static str, &'static str)> = Vec::new();
+    for (i, f) in faults.iter().enumerate() {
         for t in &f.targets {
             assert!(known.contains(t), "fault {} targets unknown case {t}", f.name);
         }
@@ -83,43 +83,86 @@ fn each_fault_turns_exactly_its_targets_red() {
         };
         // "any": a rule of both revisions; run the server in each era and
         // expect the targets of the revision it then serves.
-        let eras: Vec<&str> = if f.era == "any" { vec!["modern", "legacy"] } else { vec![f.era.as_str()] };
-        for (era, t) in eras.iter().flat_map(|e| transports.iter().map(move |t| (*e, *t))) {
-            let base = baselines.entry((t.to_string(), era.to_string())).or_insert_with(|| run_all(&Setup::new(t, era))).clone();
-            let mut s = Setup::new(t, era);
-            s.faults = vec![f.name.clone()];
-            let res = run_all(&s);
-            let changed: BTreeSet<String> = res.iter().filter(|(id, r)| base[*id].verdict != r.verdict).map(|(id, _)| id.clone()).collect();
-            let served = if era == "legacy" { "2025-11-25/" } else { "2026-07-28/" };
-            // Targets that do not apply to this set-up (e.g. HTTP-only cases
-            // over stdio) cannot change; the final check still demands that
-            // every case is turned red somewhere.
-            let want: BTreeSet<String> =
-                f.targets.iter().filter(|id| id.starts_with(served) && base.get(*id).is_some_and(|b| b.verdict != Verdict::NotApplicable)).cloned().collect();
-            if changed != want {
-                let detail: Vec<String> = changed
-                    .symmetric_difference(&want)
-                    .map(|id| format!("    {id}: {} -> {} {}", base[id].verdict.as_str(), res[id].verdict.as_str(), res[id].message.lines().next().unwrap_or("")))
-                    .collect();
-                problems.push(format!("fault {} over {t} ({era}): changed {changed:?}, expected {want:?}\n{}", f.name, detail.join("\n")));
-                continue;
-            }
-            for id in &want {
-                let r = &res[id];
-                let expected = if matches!(r.level.as_str(), "SHOULD" | "SHOULD NOT" | "MAY") { Verdict::Warn } else { Verdict::Fail };
-                if r.verdict != expected {
-                    problems.push(format!("fault {} over {t}: {id} is {} (expected {}): {}", f.name, r.verdict.as_str(), expected.as_str(), r.message));
-                } else {
-                    assert!(r.reproducer.is_some(), "{id}: a failure must carry a reproducer");
-                    assert!(!r.message.is_empty(), "{id}: a failure must say what was expected and what came back");
-                    proven.insert(id.clone());
-                }
+        let eras: Vec<&'static str> = match f.era.as_str() {
+            "any" => vec!["modern", "legacy"],
+            "modern" => vec!["modern"],
+            "legacy" => vec!["legacy"],
+            other => panic!("fault {} has an unknown era {other}", f.name),
+        };
+        for era in eras {
+            for t in &transports {
+                jobs.push((i, era, t));
             }
         }
     }
+    let mut baselines: BTreeMap<(&str, &str), BTreeMap<String, CaseResult>> = BTreeMap::new();
+    for (_, era, t) in &jobs {
+        baselines.entry((t, era)).or_insert_with(|| run_all(&Setup::new(t, era)));
+    }
+    // The set-ups are independent (each has its own server), so they run
+    // on a few threads (they mostly wait on I/O).
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let outcomes: std::sync::Mutex<Vec<(Vec<String>, BTreeSet<String>)>> = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..6 {
+            scope.spawn(|| loop {
+                let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(&(i, era, t)) = jobs.get(k) else { break };
+                let f = &faults[i];
+                let base = &baselines[&(t, era)];
+                let out = judge_fault(f, era, t, base);
+                outcomes.lock().unwrap().push(out);
+            });
+        }
+    });
+    let mut problems = Vec::new();
+    let mut proven: BTreeSet<String> = BTreeSet::new();
+    for (p, ok) in outcomes.into_inner().unwrap() {
+        problems.extend(p);
+        proven.extend(ok);
+    }
+    problems.sort();
     assert!(problems.is_empty(), "fault matrix problems:\n{}", problems.join("\n"));
     let unproven: Vec<&String> = known.difference(&proven).collect();
     assert!(unproven.is_empty(), "cases no fault turns red: {unproven:?}");
+}
+
+/// Run one fault in one set-up: exactly its targets of the revision served
+/// there change verdict, each to fail (MUST, POLICY) or warn (SHOULD).
+/// Returns the problems and the cases proven red.
+fn judge_fault(f: &FaultInfo, era: &str, t: &'static str, base: &BTreeMap<String, CaseResult>) -> (Vec<String>, BTreeSet<String>) {
+    let mut problems = Vec::new();
+    let mut proven = BTreeSet::new();
+    let mut s = Setup::new(t, era);
+    s.faults = vec![f.name.clone()];
+    let res = run_all(&s);
+    let changed: BTreeSet<String> = res.iter().filter(|(id, r)| base[*id].verdict != r.verdict).map(|(id, _)| id.clone()).collect();
+    let served = if era == "legacy" { "2025-11-25/" } else { "2026-07-28/" };
+    // Targets that do not apply to this set-up (e.g. HTTP-only cases over
+    // stdio) cannot change; the final check still demands that every case
+    // is turned red somewhere.
+    let want: BTreeSet<String> =
+        f.targets.iter().filter(|id| id.starts_with(served) && base.get(*id).is_some_and(|b| b.verdict != Verdict::NotApplicable)).cloned().collect();
+    if changed != want {
+        let detail: Vec<String> = changed
+            .symmetric_difference(&want)
+            .map(|id| format!("    {id}: {} -> {} {}", base[id].verdict.as_str(), res[id].verdict.as_str(), res[id].message.lines().next().unwrap_or("")))
+            .collect();
+        problems.push(format!("fault {} over {t} ({era}): changed {changed:?}, expected {want:?}\n{}", f.name, detail.join("\n")));
+        return (problems, proven);
+    }
+    for id in &want {
+        let r = &res[id];
+        let expected = if matches!(r.level.as_str(), "SHOULD" | "SHOULD NOT" | "MAY") { Verdict::Warn } else { Verdict::Fail };
+        if r.verdict != expected {
+            problems.push(format!("fault {} over {t}: {id} is {} (expected {}): {}", f.name, r.verdict.as_str(), expected.as_str(), r.message));
+        } else {
+            assert!(r.reproducer.is_some(), "{id}: a failure must carry a reproducer");
+            assert!(!r.message.is_empty(), "{id}: a failure must say what was expected and what came back");
+            proven.insert(id.clone());
+        }
+    }
+    (problems, proven)
 }
 
 #[test]

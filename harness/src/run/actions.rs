@@ -37,6 +37,7 @@ impl Engine {
             "completion_probe" => self.completion_action(case).await,
             "input_required_probe" => self.mrtr_action(case, with).await,
             "input_required_audit" => self.mrtr_only_allowed(&case.revision),
+            "subscription_probe" => self.subscription_action(case, with).await,
             other => self.tools_action(case, other, with).await,
         }
     }

@@ -6,6 +6,7 @@ mod completion;
 mod expect;
 mod headers;
 pub mod mrtr;
+mod subscriptions;
 pub mod tools;
 
 pub use tools::Contract;
@@ -151,6 +152,17 @@ pub struct Exchange {
 }
 
 impl Exchange {
+    /// Take over what an HTTP reply brought.
+    pub fn fill_from(&mut self, reply: crate::target::http::HttpReply) {
+        self.status = reply.status;
+        self.headers = reply.headers.clone();
+        self.body = reply.body.clone();
+        self.response = reply.response_index.and_then(|i| reply.frames[i].value.clone());
+        self.frames = reply.frames;
+        self.error = reply.error;
+        self.ms = reply.ms;
+    }
+
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
@@ -549,35 +561,36 @@ impl Engine {
                     h
                 };
                 apply_edits(&mut headers, overrides);
-                ex.sent_headers = target
-                    .spec
-                    .headers
-                    .iter()
-                    .chain(headers.iter())
-                    .map(|(k, v)| {
-                        let param = self.cfg.contract.redact_params && k.to_ascii_lowercase().starts_with("mcp-param-");
-                        (k.clone(), if target.is_secret(k) || param { "[redacted]".into() } else { v.clone() })
-                    })
-                    .collect();
+                ex.sent_headers = self.shown_headers(target, &headers);
                 let expect = if want_reply { id.as_ref() } else { None };
                 let reply = if overrides.iter().any(|e| matches!(e, HeaderEdit::ExactNames)) {
                     target.send_exact(http_method, &headers, text.map(|t| t.into_bytes()), expect).await
                 } else {
                     target.send(http_method, &headers, text.map(|t| t.into_bytes()), expect, false).await
                 };
-                ex.status = reply.status;
-                ex.headers = reply.headers.clone();
-                ex.body = reply.body.clone();
-                ex.response = reply.response_index.and_then(|i| reply.frames[i].value.clone());
-                ex.frames = reply.frames;
-                ex.error = reply.error;
-                ex.ms = reply.ms;
+                ex.fill_from(reply);
                 if !want_reply && ex.error.as_ref().is_some_and(|e| matches!(e, TransportError::Timeout(_))) && ex.status.is_some() {
                     ex.error = None;
                 }
             }
         }
         ex
+    }
+
+    /// The headers of a request as reports show them: the target's own
+    /// headers first, secrets (and, with --redact-params, Mcp-Param-*
+    /// values) redacted.
+    fn shown_headers(&self, target: &HttpTarget, headers: &[(String, String)]) -> Vec<(String, String)> {
+        target
+            .spec
+            .headers
+            .iter()
+            .chain(headers.iter())
+            .map(|(k, v)| {
+                let param = self.cfg.contract.redact_params && k.to_ascii_lowercase().starts_with("mcp-param-");
+                (k.clone(), if target.is_secret(k) || param { "[redacted]".into() } else { v.clone() })
+            })
+            .collect()
     }
 
     /// Run one case.

@@ -31,11 +31,13 @@ pub struct Contract {
     pub completion_probes: usize,
     /// A tool that answers input_required (`[input_required]`).
     pub input_tool: Option<super::mrtr::InputTool>,
+    /// A tool whose call changes the tool set (`[subscriptions]`).
+    pub listen_trigger: Option<super::mrtr::InputTool>,
 }
 
 impl Default for Contract {
     fn default() -> Self {
-        Contract { tools: BTreeMap::new(), admission: Policy::default(), max_pages: 10_000, max_tools_called: 50, allowed_origin: None, redact_params: false, completion_probes: 4, input_tool: None }
+        Contract { tools: BTreeMap::new(), admission: Policy::default(), max_pages: 10_000, max_tools_called: 50, allowed_origin: None, redact_params: false, completion_probes: 4, input_tool: None, listen_trigger: None }
     }
 }
 
@@ -148,7 +150,7 @@ impl Engine {
     /// Walk a list method to its end on `conn`: every cursor is sent back
     /// exactly as received (`""` included); only an absent `nextCursor`
     /// ends the list.
-    async fn walk_on(&mut self, conn: &mut Conn, rev: &str, method: &str, key: &str, case: &str) -> Walk {
+    pub(super) async fn walk_on(&mut self, conn: &mut Conn, rev: &str, method: &str, key: &str, case: &str) -> Walk {
         let mut w = Walk { method: method.into(), key: key.into(), ..Default::default() };
         let mut cursor: Option<String> = None;
         let mut sent_at: HashMap<String, usize> = HashMap::new();

@@ -77,6 +77,28 @@ impl HttpTarget {
         expect_id: Option<&Value>,
         fresh: bool,
     ) -> HttpReply {
+        self.send_within(method, headers, body, expect_id, fresh, self.limits.request, None).await
+    }
+
+    /// POST and read whatever the server streams for `window` (a
+    /// subscriptions/listen stream stays open); no timeout error when the
+    /// window ends, and the stream is then dropped (which ends it).
+    /// Once `done` holds for the frames so far, reading goes on only for
+    /// a short grace period.
+    pub async fn collect(&self, headers: &[(String, String)], body: Vec<u8>, window: Duration, done: &(dyn Fn(&[Frame]) -> bool + Send + Sync)) -> HttpReply {
+        self.send_within("POST", headers, Some(body), None, true, window, Some(done)).await
+    }
+
+    async fn send_within(
+        &self,
+        method: &str,
+        headers: &[(String, String)],
+        body: Option<Vec<u8>>,
+        expect_id: Option<&Value>,
+        fresh: bool,
+        within: Duration,
+        done: Option<&(dyn Fn(&[Frame]) -> bool + Send + Sync)>,
+    ) -> HttpReply {
         let start = Instant::now();
         let mut reply = HttpReply::default();
         let client = if fresh {
@@ -113,7 +135,7 @@ impl HttpTarget {
         if let Some(b) = body {
             req = req.body(b);
         }
-        let deadline = tokio::time::Instant::now() + self.limits.request;
+        let deadline = tokio::time::Instant::now() + within;
         let resp = match tokio::time::timeout_at(deadline, req.send()).await {
             Err(_) => {
                 reply.error = Some(TransportError::Timeout(format!("no HTTP response within {} ms", self.limits.request.as_millis())));
@@ -131,7 +153,7 @@ impl HttpTarget {
         for (k, v) in resp.headers() {
             reply.headers.push((k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()));
         }
-        self.read_body(&mut reply, Body::Reqwest(resp), expect_id, start, deadline).await;
+        self.read_body(&mut reply, Body::Reqwest(resp), expect_id, start, deadline, done).await;
         reply
     }
 
@@ -214,19 +236,41 @@ impl HttpTarget {
         } else {
             RawFraming::UntilClose
         };
-        self.read_body(&mut reply, Body::Raw(rd, framing), expect_id, start, deadline).await;
+        self.read_body(&mut reply, Body::Raw(rd, framing), expect_id, start, deadline, None).await;
         reply
     }
 
     /// Read a reply body: SSE events until the response to `expect_id`,
     /// or a whole JSON body; capped and bounded by `deadline`.
-    async fn read_body(&self, reply: &mut HttpReply, mut resp: Body, expect_id: Option<&Value>, start: Instant, deadline: tokio::time::Instant) {
+    async fn read_body(
+        &self,
+        reply: &mut HttpReply,
+        mut resp: Body,
+        expect_id: Option<&Value>,
+        start: Instant,
+        deadline: tokio::time::Instant,
+        done: Option<&(dyn Fn(&[Frame]) -> bool + Send + Sync)>,
+    ) {
         reply.content_type = reply.header("content-type").map(|s| s.to_string());
         let is_sse = reply.content_type.as_deref().is_some_and(|c| c.to_ascii_lowercase().starts_with("text/event-stream"));
         if is_sse {
             let mut parser = sse::Parser::new();
+            // With `done`, the stream is looked at every tick (reqwest's
+            // chunk() may be dropped and polled again without loss).
+            let mut stop_at = deadline;
             loop {
-                match tokio::time::timeout_at(deadline, resp.chunk()).await {
+                let wake = match done {
+                    Some(_) => stop_at.min(tokio::time::Instant::now() + Duration::from_millis(50)),
+                    None => deadline,
+                };
+                let next = tokio::time::timeout_at(wake, resp.chunk()).await;
+                if let Some(f) = done {
+                    if stop_at == deadline && f(&reply.frames) {
+                        stop_at = (tokio::time::Instant::now() + super::stdio::GRACE).min(deadline);
+                    }
+                }
+                match next {
+                    Err(_) if tokio::time::Instant::now() < stop_at => continue,
                     Err(_) => {
                         if reply.response_index.is_none() && expect_id.is_some() {
                             reply.error = Some(TransportError::Timeout(format!(

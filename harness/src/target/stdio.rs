@@ -15,6 +15,11 @@ use tokio::sync::mpsc;
 static LIVE_GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
 
 /// Kill every spawned server group (used by the Ctrl-C handler).
+/// How often `read_until` looks at what has arrived, and how long it keeps
+/// reading once it has what it waited for.
+const TICK: Duration = Duration::from_millis(50);
+pub const GRACE: Duration = Duration::from_millis(100);
+
 pub fn kill_all_groups() {
     let groups = LIVE_GROUPS.lock().map(|g| g.clone()).unwrap_or_default();
     for g in groups {
@@ -190,11 +195,32 @@ impl StdioTarget {
     /// Collect whatever arrives within `window` (for notifications, which get
     /// no reply).
     pub async fn read_for(&mut self, window: Duration) -> Vec<Frame> {
+        self.read_until(window, |_| false).await
+    }
+
+    /// Read frames for up to `window`; once `done` holds for what has
+    /// arrived, keep reading only for a short grace period.
+    pub async fn read_until(&mut self, window: Duration, done: impl Fn(&[Frame]) -> bool) -> Vec<Frame> {
         let deadline = tokio::time::Instant::now() + window;
+        let mut stop_at = deadline;
         let mut got = Vec::new();
-        while let Ok(Some(f)) = tokio::time::timeout_at(deadline, self.frames.recv()).await {
-            self.heard_from = true;
-            got.push(f);
+        loop {
+            let now = tokio::time::Instant::now();
+            if now >= stop_at {
+                break;
+            }
+            let wake = stop_at.min(now + TICK);
+            match tokio::time::timeout_at(wake, self.frames.recv()).await {
+                Ok(Some(f)) => {
+                    self.heard_from = true;
+                    got.push(f);
+                }
+                Ok(None) => break,
+                Err(_) => {}
+            }
+            if stop_at == deadline && done(&got) {
+                stop_at = (tokio::time::Instant::now() + GRACE).min(deadline);
+            }
         }
         got
     }

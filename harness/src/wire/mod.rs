@@ -13,6 +13,7 @@ pub const KEY_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 pub const KEY_CLIENT_CAPS: &str = "io.modelcontextprotocol/clientCapabilities";
 pub const KEY_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 pub const KEY_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+pub const KEY_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
 pub fn client_info() -> Value {
     json!({"name": "mcpcert", "version": env!("CARGO_PKG_VERSION")})

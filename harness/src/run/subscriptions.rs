@@ -1,0 +1,429 @@
+//! subscriptions/listen (2026-07-28): the acknowledgment, the
+//! subscription id on every notification, nothing unrequested, and (with a
+//! configured trigger) list changes delivered on the subscription.
+
+use super::actions::StepOut;
+use super::mrtr::InputTool;
+use super::{Conn, Engine, Exchange, clip};
+use crate::target::Frame;
+use crate::target::http::HttpTarget;
+use crate::wire::{self, KEY_SUBSCRIPTION_ID, MODERN, MetaMode, brief};
+use serde_json::{Value, json};
+use std::time::Duration;
+
+/// How long a listen stream is watched before and after a trigger.
+const WINDOW: Duration = Duration::from_millis(1500);
+
+/// Notification kinds a filter key opts into.
+fn kind_of(filter_key: &str) -> Option<&'static str> {
+    match filter_key {
+        "toolsListChanged" => Some("notifications/tools/list_changed"),
+        "promptsListChanged" => Some("notifications/prompts/list_changed"),
+        "resourcesListChanged" => Some("notifications/resources/list_changed"),
+        _ => None,
+    }
+}
+
+/// What one listen session saw.
+pub struct Session {
+    pub id: Value,
+    pub filter: Value,
+    /// Frames that arrived on the subscription's stream (HTTP) or on the
+    /// process while it was open (stdio), in order.
+    pub frames: Vec<Frame>,
+    /// Frames that arrived after the trigger call (same stream).
+    pub after_trigger: usize,
+    pub exchanges: Vec<Exchange>,
+    /// Tool names before and after the trigger (when one ran).
+    pub tools_before: Vec<String>,
+    pub tools_after: Vec<String>,
+    pub triggered: bool,
+}
+
+fn sub_id(v: &Value) -> Option<&Value> {
+    v.pointer("/params/_meta").and_then(|m| m.get(KEY_SUBSCRIPTION_ID))
+}
+
+/// The same id, or the same id written as another JSON type.
+fn loosely_equal(a: &Value, b: &Value) -> bool {
+    a == b || a.to_string().trim_matches('"') == b.to_string().trim_matches('"')
+}
+
+/// Whether an acknowledgment (or the end of the subscription) has arrived.
+fn acknowledged(frames: &[Frame]) -> bool {
+    frames.iter().filter_map(|f| f.value.as_ref()).any(|v| {
+        v.get("method").and_then(|m| m.as_str()) == Some("notifications/subscriptions/acknowledged") || (v.get("id").is_some() && v.get("result").is_some())
+    })
+}
+
+/// Notifications are the frames with a method and no id.
+fn notifications(frames: &[Frame]) -> impl Iterator<Item = &Value> {
+    frames.iter().filter_map(|f| f.value.as_ref()).filter(|v| v.get("method").is_some() && v.get("id").is_none())
+}
+
+/// The first message for the subscription is the acknowledgment, with the
+/// id in the request's own JSON type and a filter the request allows; if
+/// the server ended the subscription, how it did so is checked too.
+pub fn judge_acknowledgment(s: &Session) -> (Vec<String>, Option<String>) {
+    let mut out = Vec::new();
+    let mut note = None;
+    let mine = notifications(&s.frames).find(|v| sub_id(v).is_some_and(|x| loosely_equal(x, &s.id)) || v.get("method").and_then(|m| m.as_str()) == Some("notifications/subscriptions/acknowledged"));
+    match mine {
+        None => out.push(format!(
+            "no notifications/subscriptions/acknowledged arrived within {} ms of subscriptions/listen (id {})",
+            WINDOW.as_millis(),
+            brief(&s.id)
+        )),
+        Some(v) => {
+            let method = v.get("method").and_then(|m| m.as_str()).unwrap_or("");
+            if method != "notifications/subscriptions/acknowledged" {
+                out.push(format!("the first message for the subscription must be notifications/subscriptions/acknowledged; got {method}"));
+            }
+            match sub_id(v) {
+                None => out.push(format!("the acknowledgment lacks params._meta[\"{KEY_SUBSCRIPTION_ID}\"]")),
+                Some(x) if x != &s.id => out.push(format!(
+                    "subscriptionId must equal the listen request's id with its JSON type kept: the request's id was {} ({}), the acknowledgment says {} ({})",
+                    brief(&s.id),
+                    type_name(&s.id),
+                    brief(x),
+                    type_name(x)
+                )),
+                Some(_) => {}
+            }
+            if method == "notifications/subscriptions/acknowledged" {
+                match v.pointer("/params/notifications").and_then(|n| n.as_object()) {
+                    None => out.push("the acknowledgment must list what the server will honour in params.notifications (an object)".into()),
+                    Some(h) => {
+                        for (k, val) in h {
+                            let asked = s.filter.get(k).is_some_and(|a| a == &json!(true) || a.is_array());
+                            if !asked && val != &json!(false) {
+                                out.push(format!("the acknowledgment honours `{k}`, which the listen request did not ask for"));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // The end, if the server ended the subscription during the window.
+    for v in s.frames.iter().filter_map(|f| f.value.as_ref()) {
+        if v.get("id") == Some(&s.id) && v.get("result").is_some() {
+            let r = &v["result"];
+            note = Some("the server ended the subscription with the listen result".to_string());
+            if r.get("resultType").and_then(|t| t.as_str()) != Some("complete") || r.pointer("/_meta").and_then(|m| m.get(KEY_SUBSCRIPTION_ID)) != Some(&s.id) {
+                out.push(format!("the listen result that ends a subscription must have resultType complete and _meta[\"{KEY_SUBSCRIPTION_ID}\"] equal to the id; got {}", brief(r)));
+            }
+        } else if v.get("method").and_then(|m| m.as_str()) == Some("notifications/cancelled") && v.pointer("/params/requestId") == Some(&s.id) {
+            note = Some("the server ended the subscription with notifications/cancelled (accepted: the spec is inconsistent here, upstream issue #3348)".into());
+        }
+    }
+    (out, note)
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::String(_) => "a string",
+        Value::Number(_) => "a number",
+        _ => "neither string nor number",
+    }
+}
+
+/// Nothing the filter did not ask for; no progress or log messages.
+pub fn judge_unrequested(s: &Session) -> Vec<String> {
+    let mut out = Vec::new();
+    for v in notifications(&s.frames) {
+        let method = v.get("method").and_then(|m| m.as_str()).unwrap_or("");
+        if method == "notifications/subscriptions/acknowledged" {
+            continue;
+        }
+        if method == "notifications/progress" || method == "notifications/message" {
+            out.push(format!("{method} must not be sent on a subscription: {}", clip(&v.to_string(), 160)));
+            continue;
+        }
+        let wanted = s.filter.as_object().into_iter().flatten().any(|(k, val)| val == &json!(true) && kind_of(k) == Some(method))
+            || (method == "notifications/resources/updated" && s.filter.get("resourceSubscriptions").is_some());
+        if !wanted {
+            out.push(format!("{method} was sent although the listen filter {} did not ask for it", brief(&s.filter)));
+        }
+    }
+    out
+}
+
+/// Every notification for the subscription after the acknowledgment
+/// carries its id.
+pub fn judge_ids(s: &Session) -> (Vec<String>, usize) {
+    let mut out = Vec::new();
+    let mut seen = 0;
+    for v in notifications(&s.frames) {
+        let method = v.get("method").and_then(|m| m.as_str()).unwrap_or("");
+        if method == "notifications/subscriptions/acknowledged" || method == "notifications/cancelled" {
+            continue;
+        }
+        seen += 1;
+        if sub_id(v) != Some(&s.id) {
+            out.push(format!("{method} on the subscription must carry params._meta[\"{KEY_SUBSCRIPTION_ID}\"] = {}; got {}", brief(&s.id), clip(&v.to_string(), 160)));
+        }
+    }
+    (out, seen)
+}
+
+impl Engine {
+    /// Open a subscription on a new connection (HTTP: its own stream) or a
+    /// new process (stdio), watch it, and with `trigger` call that tool
+    /// once while it is open (and once more afterwards, on HTTP, to put the
+    /// tool set back).
+    pub(super) async fn listen_session(&mut self, rev: &str, id: Value, filter: Value, trigger: Option<&InputTool>, case: &str) -> Result<Session, String> {
+        let p = json!({"notifications": filter});
+        let body = wire::request(&id, "subscriptions/listen", wire::modern_params(Some(&p), MetaMode::Full, MODERN));
+        let mut s = Session { id: id.clone(), filter, frames: vec![], after_trigger: 0, exchanges: vec![], tools_before: vec![], tools_after: vec![], triggered: false };
+        if trigger.is_some() {
+            s.tools_before = self.walk_main(rev, "tools/list", "tools", case).await?.names();
+        }
+        match self.cfg.target.clone() {
+            super::TargetSpec::Http(spec) => {
+                let target = HttpTarget::new(&spec, &self.cfg.limits)?;
+                let headers = wire::modern_headers(&body);
+                let shown = self.shown_headers(&target, &headers);
+                let text = body.to_string();
+                let window = if trigger.is_some() { WINDOW * 2 } else { WINDOW };
+                // Done: acknowledged, and (with a trigger) the trigger has run.
+                use std::sync::atomic::{AtomicBool, Ordering};
+                let trigger_ran = std::sync::Arc::new(AtomicBool::new(trigger.is_none()));
+                let acked = std::sync::Arc::new(AtomicBool::new(false));
+                let (ran, ack) = (trigger_ran.clone(), acked.clone());
+                let task = tokio::spawn(async move {
+                    let done = move |frames: &[Frame]| {
+                        let a = acknowledged(frames);
+                        ack.store(a, Ordering::Relaxed);
+                        a && ran.load(Ordering::Relaxed)
+                    };
+                    target.collect(&headers, text.into_bytes(), window, &done).await
+                });
+                if let Some(t) = trigger {
+                    // Trigger once the stream is acknowledged (or after a while).
+                    for _ in 0..50 {
+                        if acked.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                    }
+                    let ex = self.call_named(rev, &format!("trigger: tools/call {} while the subscription is open", t.tool), t).await?;
+                    s.exchanges.push(ex);
+                    s.triggered = true;
+                    trigger_ran.store(true, Ordering::Relaxed);
+                }
+                let reply = task.await.map_err(|e| format!("listen task: {e}"))?;
+                let mut ex = Exchange {
+                    label: format!("subscriptions/listen (stream watched for {} ms)", window.as_millis()),
+                    transport: "http".into(),
+                    http_method: Some("POST".into()),
+                    rpc_method: Some("subscriptions/listen".into()),
+                    sent_headers: shown,
+                    sent: Some(body.to_string()),
+                    request_id: Some(id.clone()),
+                    fresh: true,
+                    ..Default::default()
+                };
+                ex.fill_from(reply);
+                s.frames = ex.frames.clone();
+                if let Some(st) = self.revs.get_mut(rev) {
+                    super::log_frames(st, case, &ex);
+                }
+                ex.logged = true;
+                s.exchanges.insert(0, ex);
+                if s.triggered {
+                    // After a trigger the frames are split by arrival: all
+                    // are on the one stream, so count those after the first ack.
+                    s.after_trigger = s.frames.len();
+                    s.tools_after = self.walk_main(rev, "tools/list", "tools", case).await?.names();
+                    if let Some(t) = trigger {
+                        let ex = self.call_named(rev, &format!("restore: tools/call {} again", t.tool), t).await?;
+                        s.exchanges.push(ex);
+                    }
+                }
+            }
+            super::TargetSpec::Stdio(_) => {
+                let mut conn = self.open().await?;
+                let text = body.to_string();
+                let mut ex = Exchange {
+                    label: "subscriptions/listen".into(),
+                    transport: "stdio".into(),
+                    rpc_method: Some("subscriptions/listen".into()),
+                    sent: Some(text.clone()),
+                    request_id: Some(id.clone()),
+                    fresh: true,
+                    ..Default::default()
+                };
+                if let Conn::Stdio(t) = &mut conn {
+                    let started = std::time::Instant::now();
+                    // A new process may take its start-up time to answer.
+                    let window = t.answer_timeout();
+                    match t.write_line(text.as_bytes()).await {
+                        Ok(()) => ex.frames = t.read_until(window, acknowledged).await,
+                        Err(e) => ex.error = Some(e),
+                    }
+                    ex.ms = started.elapsed().as_millis() as u64;
+                    ex.stderr = clip(&t.take_stderr(), 8 * 1024);
+                }
+                s.frames = ex.frames.clone();
+                s.exchanges.push(ex);
+                if let Some(t) = trigger {
+                    let tid = self.fresh_id();
+                    let p = json!({"name": t.tool, "arguments": t.arguments});
+                    let tbody = wire::request(&tid, "tools/call", wire::modern_params(Some(&p), MetaMode::Full, MODERN));
+                    let mut tex = self.exchange(&mut conn, &format!("trigger: tools/call {} on the same process", t.tool), rev, &tbody, &[], true).await;
+                    if let Conn::Stdio(p) = &mut conn {
+                        // Whatever the change brings arrives soon after the reply.
+                        tex.frames.extend(p.read_for(super::super::target::stdio::GRACE).await);
+                    }
+                    let before = s.frames.len();
+                    // The trigger's own response is not subscription traffic.
+                    s.frames.extend(tex.frames.iter().filter(|f| f.id() != Some(&tid)).cloned());
+                    s.after_trigger = s.frames.len() - before;
+                    s.exchanges.push(tex);
+                    s.triggered = true;
+                    let w = self.walk_on(&mut conn, rev, "tools/list", "tools", case).await;
+                    s.tools_after = w.names();
+                }
+                for ex in &s.exchanges {
+                    if let Some(st) = self.revs.get_mut(rev) {
+                        super::log_frames(st, case, ex);
+                    }
+                }
+                if let Conn::Stdio(t) = &mut conn {
+                    t.shutdown().await;
+                }
+            }
+        }
+        Ok(s)
+    }
+
+    /// tools/call of a configured tool on the main connection.
+    async fn call_named(&mut self, rev: &str, label: &str, t: &InputTool) -> Result<Exchange, String> {
+        let p = json!({"name": t.tool, "arguments": t.arguments});
+        let id = self.fresh_id();
+        let body = wire::request(&id, "tools/call", wire::modern_params(Some(&p), MetaMode::Full, MODERN));
+        let ex = self.on_main(rev, label, &body).await?;
+        if let Some(e) = &ex.error {
+            return Err(format!("{label}: {e}"));
+        }
+        Ok(ex)
+    }
+
+    pub(super) async fn subscription_action(&mut self, case: &crate::suite::Case, with: Option<&Value>) -> StepOut {
+        let rev = case.revision.clone();
+        let check = with.and_then(|w| w.get("check")).and_then(|c| c.as_str()).unwrap_or("").to_string();
+        let mut out = StepOut::default();
+        let trigger = self.cfg.contract.listen_trigger.clone();
+        let all = json!({"toolsListChanged": true, "promptsListChanged": true, "resourcesListChanged": true});
+        let (filter, use_trigger) = match check.as_str() {
+            "acknowledged" => (all.clone(), false),
+            "unrequested" => (json!({}), true),
+            "ids" | "list-changed" => (json!({"toolsListChanged": true}), true),
+            other => return StepOut { error: Some(format!("suite problem: unknown subscriptions check `{other}`")), ..Default::default() },
+        };
+        if check == "list-changed" && trigger.is_none() {
+            out.na = Some("no tool that changes the tool set is named in the target config ([subscriptions] trigger_tool = \"NAME\")".into());
+            return out;
+        }
+        let trig = if use_trigger { trigger.as_ref() } else { None };
+        // Both JSON types of id: the acknowledgment must keep each.
+        let ids: Vec<Value> = if check == "acknowledged" { vec![self.fresh_id(), json!(format!("mcpcert-listen-{}", self.fresh_id()))] } else { vec![self.fresh_id()] };
+        for id in ids {
+            let s = match self.listen_session(&rev, id, filter.clone(), trig, &case.id).await {
+                Ok(s) => s,
+                Err(e) => return StepOut { error: Some(e), ..out },
+            };
+            out.exchanges.extend(s.exchanges.iter().cloned());
+            if s.exchanges.first().is_some_and(|e| e.error.is_some() && e.frames.is_empty()) {
+                out.error = Some(format!("subscriptions/listen: {}", s.exchanges[0].summary()));
+                return out;
+            }
+            match check.as_str() {
+                "acknowledged" => {
+                    let (f, note) = judge_acknowledgment(&s);
+                    out.failures.extend(f);
+                    if let Some(n) = note {
+                        out.exchanges.push(Exchange { label: "end of subscription".into(), note: Some(n), ..Default::default() });
+                    }
+                }
+                "unrequested" => out.failures.extend(judge_unrequested(&s)),
+                "ids" => {
+                    let (f, seen) = judge_ids(&s);
+                    out.failures.extend(f);
+                    if seen == 0 && out.failures.is_empty() {
+                        out.na = Some(if trigger.is_none() {
+                            "no notification arrived on the subscription to judge; name a tool that changes the tool set in the config ([subscriptions] trigger_tool) to cause one".into()
+                        } else {
+                            "no notification arrived on the subscription after the trigger (see subscriptions/list-changed)".into()
+                        });
+                    }
+                }
+                _ => {
+                    let arrived = notifications(&s.frames).any(|v| v.get("method").and_then(|m| m.as_str()) == Some("notifications/tools/list_changed"));
+                    if !arrived {
+                        out.failures.push(format!(
+                            "after {} changed the tool set, no notifications/tools/list_changed arrived on the subscription within {} ms",
+                            trigger.as_ref().map(|t| t.tool.as_str()).unwrap_or("?"),
+                            WINDOW.as_millis()
+                        ));
+                    }
+                    if s.tools_before == s.tools_after {
+                        out.failures.push(format!("tools/list is the same before and after {} ran, so the trigger changed nothing: {:?}", trigger.as_ref().map(|t| t.tool.as_str()).unwrap_or("?"), s.tools_after));
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session(id: Value, filter: Value, frames: &[Value]) -> Session {
+        Session {
+            id,
+            filter,
+            frames: frames.iter().map(|v| Frame::from_bytes(v.to_string().as_bytes(), 0)).collect(),
+            after_trigger: 0,
+            exchanges: vec![],
+            tools_before: vec![],
+            tools_after: vec![],
+            triggered: false,
+        }
+    }
+
+    fn ack(id: Value, honoured: Value) -> Value {
+        json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged", "params": {"_meta": {KEY_SUBSCRIPTION_ID: id}, "notifications": honoured}})
+    }
+
+    #[test]
+    fn acknowledgment_rules() {
+        let f = json!({"toolsListChanged": true});
+        assert!(judge_acknowledgment(&session(json!(5), f.clone(), &[ack(json!(5), json!({"toolsListChanged": true}))])).0.is_empty());
+        assert_eq!(judge_acknowledgment(&session(json!(5), f.clone(), &[ack(json!("5"), json!({}))])).0.len(), 1, "string id for a numeric request");
+        assert_eq!(judge_acknowledgment(&session(json!("a"), f.clone(), &[])).0.len(), 1, "no acknowledgment");
+        assert_eq!(judge_acknowledgment(&session(json!(5), f.clone(), &[ack(json!(5), json!({"promptsListChanged": true}))])).0.len(), 1, "honours more than asked");
+        let end_ok = json!({"jsonrpc": "2.0", "id": 5, "result": {"resultType": "complete", "_meta": {KEY_SUBSCRIPTION_ID: 5}}});
+        let (f1, note) = judge_acknowledgment(&session(json!(5), f.clone(), &[ack(json!(5), json!({})), end_ok]));
+        assert!(f1.is_empty() && note.is_some());
+        let end_bad = json!({"jsonrpc": "2.0", "id": 5, "result": {"resultType": "complete"}});
+        assert_eq!(judge_acknowledgment(&session(json!(5), f.clone(), &[ack(json!(5), json!({})), end_bad])).0.len(), 1);
+        let cancelled = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5}});
+        assert!(judge_acknowledgment(&session(json!(5), f, &[ack(json!(5), json!({})), cancelled])).1.is_some());
+    }
+
+    #[test]
+    fn unrequested_and_ids() {
+        let changed = json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed", "params": {"_meta": {KEY_SUBSCRIPTION_ID: 5}}});
+        let progress = json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 5, "progress": 1}});
+        assert!(judge_unrequested(&session(json!(5), json!({"toolsListChanged": true}), &[ack(json!(5), json!({})), changed.clone()])).is_empty());
+        assert_eq!(judge_unrequested(&session(json!(5), json!({}), &[changed.clone()])).len(), 1);
+        assert_eq!(judge_unrequested(&session(json!(5), json!({}), &[progress])).len(), 1);
+        let bare = json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"});
+        assert_eq!(judge_ids(&session(json!(5), json!({}), &[changed])), (vec![], 1));
+        assert_eq!(judge_ids(&session(json!(5), json!({}), &[bare])).0.len(), 1);
+    }
+}
