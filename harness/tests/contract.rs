@@ -176,5 +176,5 @@ fn the_walker_follows_the_empty_string_cursor() {
     let c = case(&r, "2026-07-28/tools/list-walk");
     assert_eq!(c["verdict"], "pass", "{c}");
     let note = c["transcript"].as_array().unwrap().iter().filter_map(|e| e["note"].as_str()).collect::<Vec<_>>().join("\n");
-    assert!(note.contains("3 page(s), 10 item(s); cursors sent back: [\"\", \"c2\"]"), "{note}");
+    assert!(note.contains("3 page(s), 11 item(s); cursors sent back: [\"\", \"c2\"]"), "{note}");
 }
