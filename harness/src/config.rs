@@ -23,6 +23,10 @@
 //! arguments = { item = "book" }
 //! [subscriptions]            # a tool whose call changes the tool set
 //! trigger_tool = "toggle_beta"
+//! [roles.analyst]           # an identity: its credentials and what it must never see
+//! headers = { Authorization = { env = "ANALYST_TOKEN" } }   # HTTP
+//! env = { APP_ROLE = "analyst" }                            # stdio
+//! never_see = ["production", "/prod-[0-9]+/"]
 //! [admission]
 //! secret_names = ["password", "secret", "token", "api_key", "authorization"]
 //! [tools.create_ticket]      # allow a tool that is not read-only
@@ -54,6 +58,8 @@ pub struct ConfigFile {
     pub input_required: Option<InputRequired>,
     pub subscriptions: Option<Subscriptions>,
     #[serde(default)]
+    pub roles: BTreeMap<String, RoleConfig>,
+    #[serde(default)]
     pub tools: BTreeMap<String, ToolConfig>,
 }
 
@@ -76,6 +82,21 @@ pub struct InputRequired {
     pub tool: String,
     #[serde(default)]
     pub arguments: Option<serde_json::Value>,
+}
+
+/// One identity (`[roles.NAME]`): how it authenticates and what it must
+/// never see (literals, any letter case, or `/regex/`).
+#[derive(Debug, Deserialize, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RoleConfig {
+    /// HTTP: headers whose values come from environment variables.
+    #[serde(default)]
+    pub headers: BTreeMap<String, HeaderFrom>,
+    /// stdio: extra environment for the spawned process.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    #[serde(default)]
+    pub never_see: Vec<String>,
 }
 
 /// A tool whose call changes the tool set, to see list changes delivered.
@@ -128,7 +149,7 @@ pub struct TargetSection {
     pub headers: BTreeMap<String, HeaderFrom>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct HeaderFrom {
     /// Name of the environment variable holding the value.
@@ -159,6 +180,28 @@ pub fn resolve_headers(cfg: &ConfigFile, path: &Path) -> Result<Vec<(String, Str
             format!("config {}: at target.headers.{name}: environment variable `{}` is not set", path.display(), from.env)
         })?;
         out.push((name.clone(), v));
+    }
+    Ok(out)
+}
+
+/// Resolve the roles' headers from the environment.
+pub fn resolve_roles(cfg: &ConfigFile, path: &Path) -> Result<Vec<crate::run::roles::Role>, String> {
+    let mut out = Vec::new();
+    for (name, r) in &cfg.roles {
+        let mut headers = Vec::new();
+        for (h, from) in &r.headers {
+            let v = std::env::var(&from.env).map_err(|_| format!("config {}: at roles.{name}.headers.{h}: environment variable `{}` is not set", path.display(), from.env))?;
+            headers.push((h.clone(), v));
+        }
+        for p in &r.never_see {
+            crate::run::roles::Matcher::new(p).map_err(|e| format!("config {}: at roles.{name}.never_see: {e}", path.display()))?;
+        }
+        out.push(crate::run::roles::Role {
+            name: name.clone(),
+            headers,
+            env: r.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            never_see: r.never_see.clone(),
+        });
     }
     Ok(out)
 }

@@ -328,6 +328,12 @@ fn run(args: RunArgs) -> u8 {
         if let Some(n) = c.completion.max_probes {
             contract.completion_probes = n;
         }
+        if let Some((p, _)) = &cfg_file {
+            match mcpcert::config::resolve_roles(c, p) {
+                Ok(r) => contract.roles = r,
+                Err(e) => return usage(e),
+            }
+        }
         if let Some(sb) = &c.subscriptions {
             contract.listen_trigger = Some(mcpcert::run::mrtr::InputTool { tool: sb.trigger_tool.clone(), arguments: sb.trigger_arguments.clone().unwrap_or(serde_json::json!({})) });
         }

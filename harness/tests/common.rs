@@ -87,6 +87,19 @@ impl Setup {
     }
 }
 
+/// The reference server's two identities: analysts must never see production.
+pub fn roles() -> Vec<mcpcert::run::roles::Role> {
+    ["analyst", "operator"]
+        .iter()
+        .map(|name| mcpcert::run::roles::Role {
+            name: name.to_string(),
+            headers: vec![("Authorization".into(), format!("Bearer {name}-token"))],
+            env: vec![("MCPCERT_REF_ROLE".into(), name.to_string())],
+            never_see: if *name == "analyst" { vec!["production".into()] } else { vec![] },
+        })
+        .collect()
+}
+
 /// Run every built-in case against the reference server set up this way.
 pub fn run_all(setup: &Setup) -> BTreeMap<String, CaseResult> {
     let catalog = suite::load_builtin().expect("built-in suites load");
@@ -113,6 +126,7 @@ pub fn run_all(setup: &Setup) -> BTreeMap<String, CaseResult> {
             allowed_origin,
             input_tool: Some(mcpcert::run::mrtr::InputTool { tool: "confirm_order".into(), arguments: serde_json::json!({"item": "book"}) }),
             listen_trigger: Some(mcpcert::run::mrtr::InputTool { tool: "toggle_beta".into(), arguments: serde_json::json!({}) }),
+            roles: roles(),
             ..Default::default()
         },
     };

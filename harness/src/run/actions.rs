@@ -38,6 +38,7 @@ impl Engine {
             "input_required_probe" => self.mrtr_action(case, with).await,
             "input_required_audit" => self.mrtr_only_allowed(&case.revision),
             "subscription_probe" => self.subscription_action(case, with).await,
+            "roles_probe" => self.roles_action(case, with).await,
             other => self.tools_action(case, other, with).await,
         }
     }

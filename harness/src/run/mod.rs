@@ -6,6 +6,7 @@ mod completion;
 mod expect;
 mod headers;
 pub mod mrtr;
+pub mod roles;
 mod subscriptions;
 pub mod tools;
 

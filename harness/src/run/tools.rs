@@ -33,11 +33,13 @@ pub struct Contract {
     pub input_tool: Option<super::mrtr::InputTool>,
     /// A tool whose call changes the tool set (`[subscriptions]`).
     pub listen_trigger: Option<super::mrtr::InputTool>,
+    /// Identities to see the server through (`[roles.NAME]`).
+    pub roles: Vec<super::roles::Role>,
 }
 
 impl Default for Contract {
     fn default() -> Self {
-        Contract { tools: BTreeMap::new(), admission: Policy::default(), max_pages: 10_000, max_tools_called: 50, allowed_origin: None, redact_params: false, completion_probes: 4, input_tool: None, listen_trigger: None }
+        Contract { tools: BTreeMap::new(), admission: Policy::default(), max_pages: 10_000, max_tools_called: 50, allowed_origin: None, redact_params: false, completion_probes: 4, input_tool: None, listen_trigger: None, roles: Vec::new() }
     }
 }
 
@@ -547,7 +549,7 @@ impl Engine {
     }
 
     /// Whether the operator lets mcpcert call this tool, and why not.
-    fn call_allowed(&self, tool: &Value, name: &str) -> Result<(), String> {
+    pub(super) fn call_allowed(&self, tool: &Value, name: &str) -> Result<(), String> {
         match self.cfg.contract.tools.get(name).and_then(|c| c.call) {
             Some(true) => Ok(()),
             Some(false) => Err("the config says call = false".into()),

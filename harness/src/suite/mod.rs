@@ -20,6 +20,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("2026-07-28/56-prompts.json", include_str!("../../../suites/2026-07-28/56-prompts.json")),
     ("2026-07-28/60-input-required.json", include_str!("../../../suites/2026-07-28/60-input-required.json")),
     ("2026-07-28/70-subscriptions.json", include_str!("../../../suites/2026-07-28/70-subscriptions.json")),
+    ("2026-07-28/80-roles.json", include_str!("../../../suites/2026-07-28/80-roles.json")),
     ("2026-07-28/90-wire.json", include_str!("../../../suites/2026-07-28/90-wire.json")),
     ("2025-11-25/10-lifecycle.json", include_str!("../../../suites/2025-11-25/10-lifecycle.json")),
     ("2025-11-25/20-tools.json", include_str!("../../../suites/2025-11-25/20-tools.json")),
