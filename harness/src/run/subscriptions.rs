@@ -335,6 +335,18 @@ impl Engine {
                 Err(e) => return StepOut { error: Some(e), ..out },
             };
             out.exchanges.extend(s.exchanges.iter().cloned());
+            let refused = s.frames.iter().filter_map(|f| f.value.as_ref()).find(|v| v.get("id") == Some(&s.id) && v.get("error").is_some()).cloned();
+            if let Some(r) = &refused {
+                if r.pointer("/error/code").and_then(|c| c.as_i64()) == Some(-32601) {
+                    out.na = Some(
+                        "the server does not implement subscriptions/listen (-32601); the spec never states that the method itself is required (digest 14.8), so its rules do not apply"
+                            .into(),
+                    );
+                    return out;
+                }
+                out.failures.push(format!("subscriptions/listen was refused: {}", brief(r)));
+                continue;
+            }
             if s.exchanges.first().is_some_and(|e| e.error.is_some() && e.frames.is_empty()) {
                 out.error = Some(format!("subscriptions/listen: {}", s.exchanges[0].summary()));
                 return out;
