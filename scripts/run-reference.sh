@@ -6,8 +6,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build -q --workspace
 bin=${CARGO_TARGET_DIR:-target}/debug
+cfg=fixtures/refserver/mcpcert.toml
+export REFSERVER_ANALYST_TOKEN="Bearer analyst-token" REFSERVER_OPERATOR_TOKEN="Bearer operator-token"
 status=0
-"$bin/mcpcert" run --stdio "$bin/mcpcert-refserver --era dual" \
+"$bin/mcpcert" run --stdio "$bin/mcpcert-refserver --era dual" --config "$cfg" \
   --junit reports/junit.xml --json reports/report.json --html reports/report.html || status=$?
 
 log=$(mktemp)
@@ -16,6 +18,6 @@ pid=$!
 trap 'kill $pid 2>/dev/null || true; rm -f "$log"' EXIT
 for _ in $(seq 1 50); do grep -q listening "$log" && break; sleep 0.1; done
 url=$(awk '/listening on/ {print $3}' "$log")
-"$bin/mcpcert" run --http "$url" --allowed-origin http://localhost \
+"$bin/mcpcert" run --http "$url" --config "$cfg" --allowed-origin http://localhost \
   --junit reports/http/junit.xml --json reports/http/report.json --html reports/http/report.html || status=$?
 exit $status

@@ -470,7 +470,9 @@ fn rerun_command(args: &RunArgs, target: &TargetSpec) -> String {
     let mut s = String::from("mcpcert run");
     if let Some(c) = &args.config {
         s.push_str(&format!(" --config {}", shell_quote(&c.display().to_string())));
-    } else {
+    }
+    // The target, unless the config file names it.
+    if args.config.is_none() || args.stdio.is_some() || args.http.is_some() {
         match target {
             TargetSpec::Stdio(sp) => s.push_str(&format!(" --stdio {}", shell_quote(&sp.argv.iter().map(|a| shell_quote(a)).collect::<Vec<_>>().join(" ")))),
             TargetSpec::Http(h) => s.push_str(&format!(" --http {}", shell_quote(&mcpcert::run::redact_url(&h.url)))),
