@@ -194,9 +194,54 @@ pub fn html(report: &RunReport) -> String {
         if let Some(r) = &c.reproducer {
             detail.push_str(&format!("<details><summary>reproduce</summary><pre>{}</pre></details>", esc(r)));
         }
+        if !c.transcript.is_empty() {
+            detail.push_str(&format!("<details><summary>transcript ({} exchanges)</summary>{}</details>", c.transcript.len(), transcript_html(&c.transcript)));
+        }
         out.push_str(&format!("<tr><td class={cls}>{}</td><td><code>{}</code><br><small>{}</small></td><td>{}</td><td>{detail}</td></tr>", c.verdict.as_str(), esc(&c.id), esc(&c.spec), esc(&c.level)));
     }
     out.push_str("</table>");
+    out
+}
+
+/// The exchanges of a case for people: what was sent, what came back,
+/// notes; each part clipped (the JSON report has them whole).
+fn transcript_html(t: &[crate::run::Exchange]) -> String {
+    let clip = |s: &str| crate::run::clip(s, 2000);
+    let mut out = String::new();
+    for ex in t.iter().take(30) {
+        out.push_str(&format!("<p><b>{}</b>", esc(&ex.label)));
+        if let Some(st) = ex.status {
+            out.push_str(&format!(" · HTTP {st}"));
+        }
+        out.push_str(&format!(" · {} ms</p>", ex.ms));
+        let mut lines = Vec::new();
+        for (k, v) in &ex.sent_headers {
+            lines.push(format!("> {k}: {v}"));
+        }
+        if let Some(b) = &ex.sent {
+            lines.push(format!("> {}", clip(b)));
+        }
+        for f in ex.frames.iter().take(10) {
+            lines.push(format!("< {}", clip(&f.raw)));
+        }
+        if ex.frames.is_empty() {
+            if let Some(b) = &ex.body {
+                lines.push(format!("< {}", clip(b)));
+            }
+        }
+        if let Some(e) = &ex.error {
+            lines.push(format!("! {e}"));
+        }
+        if let Some(n) = &ex.note {
+            lines.push(clip(n));
+        }
+        if !lines.is_empty() {
+            out.push_str(&format!("<pre>{}</pre>", esc(&lines.join("\n"))));
+        }
+    }
+    if t.len() > 30 {
+        out.push_str(&format!("<p>… {} more in report.json</p>", t.len() - 30));
+    }
     out
 }
 
