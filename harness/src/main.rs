@@ -418,6 +418,7 @@ fn run(args: RunArgs) -> u8 {
         suite_digest: catalog.digest.clone(),
         started_at_unix_ms: started_unix,
         duration_ms: run_started.elapsed().as_millis() as u64,
+        peak_rss_kib: report::peak_rss_kib(),
         transport: target.transport().into(),
         target: target.describe(),
         revision_requested: args.revision.clone(),

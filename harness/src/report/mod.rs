@@ -44,6 +44,9 @@ pub struct RunReport {
     pub suite_digest: String,
     pub started_at_unix_ms: u128,
     pub duration_ms: u64,
+    /// mcpcert's own peak resident memory, in KiB (for benchmarks and
+    /// the hostile-server tests).
+    pub peak_rss_kib: u64,
     pub transport: String,
     pub target: Value,
     pub revision_requested: String,
@@ -53,6 +56,15 @@ pub struct RunReport {
     pub target_problem: Option<String>,
     pub summary: Summary,
     pub cases: Vec<CaseResult>,
+}
+
+/// The peak resident set size of this process, in KiB.
+pub fn peak_rss_kib() -> u64 {
+    // SAFETY: getrusage only writes into the struct we pass.
+    unsafe {
+        let mut u: libc::rusage = std::mem::zeroed();
+        if libc::getrusage(libc::RUSAGE_SELF, &mut u) == 0 { u.ru_maxrss.max(0) as u64 } else { 0 }
+    }
 }
 
 fn mkdirs(p: &Path) -> std::io::Result<()> {

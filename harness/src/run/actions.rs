@@ -170,7 +170,7 @@ impl Engine {
             seen = a.requests.iter().take(5).map(|f| clip(&f.raw, 160)).collect();
         } else {
             for lf in &st.frames {
-                if lf.frame.is_server_request() {
+                if lf.parsed().is_server_request() {
                     count += 1;
                     if seen.len() < 5 {
                         seen.push(clip(&lf.frame.raw, 160));
@@ -227,7 +227,8 @@ impl Engine {
         // The exchanges that drew the first offending frames, to replay them.
         let mut replay: Vec<std::sync::Arc<Exchange>> = Vec::new();
         for lf in &st.frames {
-            let Some(v) = &lf.frame.value else { continue };
+            let parsed = lf.parsed();
+            let Some(v) = &parsed.value else { continue };
             if !v.is_object() {
                 continue;
             }

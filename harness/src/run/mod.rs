@@ -164,6 +164,20 @@ impl Exchange {
         self.ms = reply.ms;
     }
 
+    /// The exchange as reports keep it once it has been judged: frames and
+    /// body clipped to 64 KiB, parsed values dropped.
+    pub fn lite(mut self) -> Exchange {
+        const KEEP: usize = 64 * 1024;
+        self.frames = self.frames.iter().map(|f| f.lite(KEEP)).collect();
+        self.response = None;
+        if let Some(b) = &self.body {
+            if b.len() > KEEP {
+                self.body = Some(clip(b, KEEP));
+            }
+        }
+        self
+    }
+
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
@@ -276,13 +290,29 @@ pub struct RevisionInfo {
 
 pub struct LoggedFrame {
     pub case: String,
+    /// Kept as text only: parsed values can take many times the memory of
+    /// the text, so audits parse again (`LoggedFrame::parsed`).
     pub frame: Frame,
     /// The exchange the frame arrived in, without its frames: what to
     /// replay to see the frame again. Shared by all frames of an exchange.
     pub origin: std::sync::Arc<Exchange>,
 }
 
+impl LoggedFrame {
+    /// The frame with its parsed value, for an audit.
+    pub fn parsed(&self) -> Frame {
+        let mut f = Frame::from_bytes(self.frame.raw.as_bytes(), self.frame.at_ms);
+        if self.frame.problem.is_some() {
+            f.problem = self.frame.problem.clone();
+            f.value = None;
+        }
+        f
+    }
+}
+
 const FRAME_LOG_CAP: usize = 20_000;
+/// And at most this much frame text (a hostile server can send huge frames).
+const FRAME_LOG_BYTES: usize = 64 * 1024 * 1024;
 
 /// Where probe traffic is filed in the frame log.
 const PROBE: &str = "(revision probe)";
@@ -291,6 +321,7 @@ struct RevState {
     info: RevisionInfo,
     conn: Option<Conn>,
     frames: Vec<LoggedFrame>,
+    frames_bytes: usize,
     frames_dropped: u64,
     /// Whether `initialize` also works (modern revision only).
     dual_era: Option<bool>,
@@ -379,6 +410,7 @@ impl Engine {
             info: RevisionInfo { revision: rev.into(), supported: false, reason: String::new(), capabilities: None, server_info: None, session_id_issued: None, unreachable: None },
             conn: None,
             frames: Vec::new(),
+            frames_bytes: 0,
             frames_dropped: 0,
             dual_era: None,
             preamble: Vec::new(),
@@ -676,6 +708,8 @@ impl Engine {
         if matches!(res.verdict, Verdict::Fail | Verdict::Warn | Verdict::Error) {
             res.reproducer = Some(self.reproducer(case, &res.transcript));
         }
+        // Judged: keep what reports need, not every parsed value.
+        res.transcript = std::mem::take(&mut res.transcript).into_iter().map(Exchange::lite).collect();
         res.duration_ms = start.elapsed().as_millis() as u64;
         res
     }
@@ -904,13 +938,15 @@ fn log_frames(st: &mut RevState, case: &str, ex: &Exchange) {
     if ex.frames.is_empty() {
         return;
     }
-    let origin = std::sync::Arc::new(Exchange { frames: Vec::new(), ..ex.clone() });
+    // What to replay, not what came back (that can be large).
+    let origin = std::sync::Arc::new(Exchange { frames: Vec::new(), response: None, body: None, headers: Vec::new(), stderr: String::new(), ..ex.clone() });
     for f in &ex.frames {
-        if st.frames.len() >= FRAME_LOG_CAP {
+        if st.frames.len() >= FRAME_LOG_CAP || st.frames_bytes + f.raw.len() > FRAME_LOG_BYTES {
             st.frames_dropped += 1;
             continue;
         }
-        st.frames.push(LoggedFrame { case: case.to_string(), frame: f.clone(), origin: origin.clone() });
+        st.frames_bytes += f.raw.len();
+        st.frames.push(LoggedFrame { case: case.to_string(), frame: f.lite(usize::MAX), origin: origin.clone() });
     }
 }
 

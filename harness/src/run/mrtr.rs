@@ -239,9 +239,10 @@ impl Engine {
         let mut bad = Vec::new();
         let mut checked = 0;
         for lf in &st.frames {
-            let Some(v) = &lf.frame.value else { continue };
+            let parsed = lf.parsed();
+            let Some(v) = &parsed.value else { continue };
             let Some(method) = lf.origin.rpc_method.as_deref() else { continue };
-            if v.get("result").is_none() || !lf.frame.is_response() {
+            if v.get("result").is_none() || !parsed.is_response() {
                 continue;
             }
             checked += 1;

@@ -49,10 +49,11 @@ fn loosely_equal(a: &Value, b: &Value) -> bool {
     a == b || a.to_string().trim_matches('"') == b.to_string().trim_matches('"')
 }
 
-/// Whether an acknowledgment (or the end of the subscription) has arrived.
+/// Whether an acknowledgment, the end of the subscription or a refusal has arrived.
 fn acknowledged(frames: &[Frame]) -> bool {
     frames.iter().filter_map(|f| f.value.as_ref()).any(|v| {
-        v.get("method").and_then(|m| m.as_str()) == Some("notifications/subscriptions/acknowledged") || (v.get("id").is_some() && v.get("result").is_some())
+        v.get("method").and_then(|m| m.as_str()) == Some("notifications/subscriptions/acknowledged")
+            || (v.get("id").is_some() && (v.get("result").is_some() || v.get("error").is_some()))
     })
 }
 

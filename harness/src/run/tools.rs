@@ -180,8 +180,9 @@ impl Engine {
             let ex_i = w.exchanges.len();
             let summary = ex.summary();
             let transport_err = ex.error.clone();
-            let response = ex.response.clone();
-            w.exchanges.push(ex);
+            let response = ex.response.take();
+            // The items are copied out below; the page itself is kept light.
+            w.exchanges.push(ex.lite());
             if let Some(e) = transport_err {
                 w.error = Some(format!("{label}: {e}"));
                 break;

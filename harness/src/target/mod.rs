@@ -62,6 +62,21 @@ impl Frame {
         Frame { raw, problem, value, at_ms }
     }
 
+    /// The frame as reports keep it: the text clipped to `max` bytes and
+    /// no parsed value (which may take many times the text's memory).
+    pub fn lite(&self, max: usize) -> Frame {
+        let raw = if self.raw.len() > max {
+            let mut end = max;
+            while !self.raw.is_char_boundary(end) {
+                end -= 1;
+            }
+            format!("{}… [{} bytes in all; clipped in reports]", &self.raw[..end], self.raw.len())
+        } else {
+            self.raw.clone()
+        };
+        Frame { raw, problem: self.problem.clone(), value: None, at_ms: self.at_ms }
+    }
+
     pub fn problem(msg: impl Into<String>, raw: String, at_ms: u64) -> Frame {
         Frame { raw, problem: Some(msg.into()), value: None, at_ms }
     }

@@ -186,7 +186,14 @@ impl StdioTarget {
                     return (got, None, Some(TransportError::Closed(format!("the server closed stdout before answering{note}"))));
                 }
                 Err(_) => {
-                    return (got, None, Some(TransportError::Timeout(format!("no response with id {id} within {} ms", timeout.as_millis()))));
+                    // A line that came but could not be read may have been the answer.
+                    let unreadable: Vec<String> = got.iter().filter_map(|f| f.problem.clone()).take(2).collect();
+                    let hint = if unreadable.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; meanwhile {} line(s) arrived that could not be read as JSON-RPC: {}", got.iter().filter(|f| f.problem.is_some()).count(), unreadable.join("; "))
+                    };
+                    return (got, None, Some(TransportError::Timeout(format!("no response with id {id} within {} ms{hint}", timeout.as_millis()))));
                 }
             }
         }

@@ -1,0 +1,133 @@
+//! The robustness zoo: servers that misbehave on purpose
+//! (`fixtures/hostile/hostile.py`). For each, mcpcert finishes within its
+//! bounds, writes complete reports, names the problem in `error` or `fail`
+//! verdicts, keeps its memory bounded and leaves no process behind.
+
+mod common;
+
+use common::{case, mcpcert, outdir, report, report_args, workspace_root};
+use std::time::{Duration, Instant};
+
+struct Outcome {
+    code: i32,
+    elapsed: Duration,
+    report: serde_json::Value,
+}
+
+/// Run mcpcert (2026-07-28, 3 s timeouts) against one hostile mode.
+fn run_mode(mode: &str, arg: &str, filter: Option<&str>) -> Outcome {
+    let tag = format!("zoo-{}-{mode}", std::process::id());
+    let script = workspace_root().join("fixtures/hostile/hostile.py");
+    let server = format!("python3 {} {mode} {} {tag}", script.display(), if arg.is_empty() { "-" } else { arg });
+    let dir = outdir(&format!("zoo-{mode}"));
+    let mut cmd = mcpcert();
+    cmd.args(["run", "--stdio", &server, "--revision", "2026-07-28", "--startup-timeout-ms", "3000", "--request-timeout-ms", "3000"]);
+    if let Some(f) = filter {
+        cmd.arg(f);
+    }
+    report_args(&mut cmd, &dir);
+    let start = Instant::now();
+    let out = cmd.output().unwrap();
+    let elapsed = start.elapsed();
+    // Complete reports, whatever happened.
+    let report = report(&dir);
+    let junit = std::fs::read_to_string(dir.join("junit.xml")).unwrap();
+    quick_junit::Report::deserialize_from_str(&junit).unwrap_or_else(|e| panic!("{mode}: JUnit does not parse: {e}"));
+    assert!(std::fs::metadata(dir.join("report.html")).unwrap().len() > 0);
+    assert_eq!(report["cases"].as_array().unwrap().len() as u64, report["summary"]["total"].as_u64().unwrap());
+    // No process left behind.
+    std::thread::sleep(Duration::from_millis(200));
+    let left: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(&tag) && !c.contains("mcpcert run"))
+        .collect();
+    assert!(left.is_empty(), "{mode}: processes left behind: {left:?}");
+    Outcome { code: out.status.code().unwrap_or(-1), elapsed, report }
+}
+
+fn peak_mib(o: &Outcome) -> u64 {
+    o.report["peak_rss_kib"].as_u64().unwrap() / 1024
+}
+
+#[test]
+fn half_a_line_then_silence_is_an_error_that_says_so() {
+    let o = run_mode("partial-then-silence", "", None);
+    assert_eq!(o.code, 3, "unreachable target");
+    assert!(o.elapsed < Duration::from_secs(30), "{:?}", o.elapsed);
+    let why = o.report["target_problem"].as_str().unwrap();
+    assert!(why.contains("server/discover"), "{why}");
+    assert!(peak_mib(&o) < 100);
+}
+
+#[test]
+fn a_100_mb_reply_is_refused_at_the_line_cap_with_bounded_memory() {
+    let o = run_mode("huge-reply", "", None);
+    assert_eq!(o.code, 3);
+    let why = o.report["target_problem"].as_str().unwrap();
+    assert!(why.contains("exceeds") || why.contains("limit"), "the message names the size limit: {why}");
+    assert!(peak_mib(&o) < 100, "peak {} MiB", peak_mib(&o));
+    assert!(o.elapsed < Duration::from_secs(60), "{:?}", o.elapsed);
+}
+
+#[test]
+fn json_nested_100000_deep_is_refused_without_a_crash() {
+    let o = run_mode("deep-json", "", None);
+    assert_eq!(o.code, 3);
+    let why = o.report["target_problem"].as_str().unwrap();
+    assert!(why.contains("recursion limit"), "{why}");
+}
+
+#[test]
+fn a_crash_in_the_middle_gives_errors_and_a_full_report() {
+    let o = run_mode("crash-mid-suite", "", None);
+    assert_eq!(o.code, 1);
+    let errors: Vec<&serde_json::Value> = o.report["cases"].as_array().unwrap().iter().filter(|c| c["verdict"] == "error").collect();
+    assert!(!errors.is_empty());
+    assert!(errors.iter().any(|c| c["message"].as_str().unwrap().contains("exit")), "an error names the exit");
+    assert!(o.report["summary"]["pass"].as_u64().unwrap() > 0, "cases before the crash still count");
+}
+
+#[test]
+fn replies_trickled_a_byte_at_a_time_still_arrive() {
+    let o = run_mode("trickle", "", Some("lifecycle/discover"));
+    assert_eq!(o.code, 0, "{}", o.report["cases"]);
+    let c = case(&o.report, "2026-07-28/lifecycle/discover-result-shape");
+    assert_eq!(c["verdict"], "pass");
+}
+
+#[test]
+fn a_deeply_nested_any_of_schema_is_judged_quickly() {
+    let o = run_mode("slow-schema", "", Some("tools/"));
+    assert!(o.elapsed < Duration::from_secs(30), "{:?}", o.elapsed);
+    let c = case(&o.report, "2026-07-28/tools/descriptor-input-schema");
+    assert_eq!(c["verdict"], "pass", "{c}");
+    assert!(peak_mib(&o) < 200, "peak {} MiB", peak_mib(&o));
+}
+
+#[test]
+fn ten_thousand_tools_are_walked_and_admitted() {
+    let o = run_mode("many-tools", "10000", Some("tools/"));
+    let c = case(&o.report, "2026-07-28/tools/list-walk");
+    assert_eq!(c["verdict"], "pass", "{c}");
+    let adm = case(&o.report, "2026-07-28/tools/descriptor-input-schema");
+    let note = adm["transcript"].as_array().unwrap().iter().filter_map(|e| e["note"].as_str()).collect::<Vec<_>>().join(" ");
+    assert!(note.contains("10000 tools judged"), "{note}");
+    assert!(o.elapsed < Duration::from_secs(60), "{:?}", o.elapsed);
+    assert!(peak_mib(&o) < 300, "peak {} MiB", peak_mib(&o));
+}
+
+#[test]
+fn a_remote_ref_is_never_fetched() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let url = format!("http://{}/schema.json", listener.local_addr().unwrap());
+    let o = run_mode("remote-ref", &url, Some("tools/"));
+    assert!(listener.accept().is_err(), "mcpcert connected to the remote $ref");
+    let c = case(&o.report, "2026-07-28/tools/descriptor-input-schema");
+    assert_eq!(c["verdict"], "pass", "a remote $ref is not judged, and not a failure: {c}");
+    let note = c["transcript"].as_array().unwrap().iter().filter_map(|e| e["note"].as_str()).collect::<Vec<_>>().join(" ");
+    assert!(note.contains("remote `$ref`"), "{note}");
+}
