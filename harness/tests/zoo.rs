@@ -131,3 +131,26 @@ fn a_remote_ref_is_never_fetched() {
     let note = c["transcript"].as_array().unwrap().iter().filter_map(|e| e["note"].as_str()).collect::<Vec<_>>().join(" ");
     assert!(note.contains("remote `$ref`"), "{note}");
 }
+
+#[test]
+fn an_sse_stream_that_never_answers_ends_at_the_deadline() {
+    use std::io::BufRead;
+    let script = workspace_root().join("fixtures/hostile/hostile.py");
+    let mut server = std::process::Command::new("python3").arg(&script).arg("sse-endless").stdout(std::process::Stdio::piped()).spawn().unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(server.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let url = line.trim().strip_prefix("listening on ").unwrap().to_string();
+    let dir = outdir("zoo-sse-endless");
+    let mut cmd = mcpcert();
+    cmd.args(["run", "--http", &url, "--revision", "2026-07-28", "--request-timeout-ms", "2000"]);
+    report_args(&mut cmd, &dir);
+    let start = Instant::now();
+    let out = cmd.output().unwrap();
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(start.elapsed() < Duration::from_secs(30), "{:?}", start.elapsed());
+    assert_eq!(out.status.code(), Some(3));
+    let r = report(&dir);
+    let why = r["target_problem"].as_str().unwrap();
+    assert!(why.contains("SSE stream gave no response"), "{why}");
+}
