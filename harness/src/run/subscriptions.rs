@@ -38,6 +38,9 @@ pub struct Session {
     pub tools_before: Vec<String>,
     pub tools_after: Vec<String>,
     pub triggered: bool,
+    /// HTTP: the frames came on the subscription's own stream. stdio: they
+    /// came on the process, where other requests' notifications may mix in.
+    pub own_stream: bool,
 }
 
 fn sub_id(v: &Value) -> Option<&Value> {
@@ -130,11 +133,17 @@ fn type_name(v: &Value) -> &'static str {
 }
 
 /// Nothing the filter did not ask for; no progress or log messages.
+/// On stdio a progress or log message without this subscription's id may
+/// belong to another request (the trigger call), so it is not counted.
 pub fn judge_unrequested(s: &Session) -> Vec<String> {
     let mut out = Vec::new();
     for v in notifications(&s.frames) {
         let method = v.get("method").and_then(|m| m.as_str()).unwrap_or("");
         if method == "notifications/subscriptions/acknowledged" {
+            continue;
+        }
+        let ours = sub_id(v).is_some_and(|x| loosely_equal(x, &s.id));
+        if !s.own_stream && !ours && (method == "notifications/progress" || method == "notifications/message") {
             continue;
         }
         if method == "notifications/progress" || method == "notifications/message" {
@@ -160,6 +169,10 @@ pub fn judge_ids(s: &Session) -> (Vec<String>, usize) {
         if method == "notifications/subscriptions/acknowledged" || method == "notifications/cancelled" {
             continue;
         }
+        // stdio: progress and log messages without the id may be another request's.
+        if !s.own_stream && sub_id(v).is_none() && (method == "notifications/progress" || method == "notifications/message") {
+            continue;
+        }
         seen += 1;
         if sub_id(v) != Some(&s.id) {
             out.push(format!("{method} on the subscription must carry params._meta[\"{KEY_SUBSCRIPTION_ID}\"] = {}; got {}", brief(&s.id), clip(&v.to_string(), 160)));
@@ -176,7 +189,8 @@ impl Engine {
     pub(super) async fn listen_session(&mut self, rev: &str, id: Value, filter: Value, trigger: Option<&InputTool>, case: &str) -> Result<Session, String> {
         let p = json!({"notifications": filter});
         let body = wire::request(&id, "subscriptions/listen", wire::modern_params(Some(&p), MetaMode::Full, MODERN));
-        let mut s = Session { id: id.clone(), filter, frames: vec![], after_trigger: 0, exchanges: vec![], tools_before: vec![], tools_after: vec![], triggered: false };
+        let own_stream = matches!(self.cfg.target, super::TargetSpec::Http(_));
+        let mut s = Session { id: id.clone(), filter, frames: vec![], after_trigger: 0, exchanges: vec![], tools_before: vec![], tools_after: vec![], triggered: false, own_stream };
         if trigger.is_some() {
             s.tools_before = self.walk_main(rev, "tools/list", "tools", case).await?.names();
         }
@@ -405,6 +419,7 @@ mod tests {
             tools_before: vec![],
             tools_after: vec![],
             triggered: false,
+            own_stream: true,
         }
     }
 
@@ -434,7 +449,10 @@ mod tests {
         let progress = json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 5, "progress": 1}});
         assert!(judge_unrequested(&session(json!(5), json!({"toolsListChanged": true}), &[ack(json!(5), json!({})), changed.clone()])).is_empty());
         assert_eq!(judge_unrequested(&session(json!(5), json!({}), &[changed.clone()])).len(), 1);
-        assert_eq!(judge_unrequested(&session(json!(5), json!({}), &[progress])).len(), 1);
+        assert_eq!(judge_unrequested(&session(json!(5), json!({}), &[progress.clone()])).len(), 1);
+        let mut on_process = session(json!(5), json!({}), &[progress]);
+        on_process.own_stream = false;
+        assert!(judge_unrequested(&on_process).is_empty(), "stdio: another request's progress is not the subscription's");
         let bare = json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"});
         assert_eq!(judge_ids(&session(json!(5), json!({}), &[changed])), (vec![], 1));
         assert_eq!(judge_ids(&session(json!(5), json!({}), &[bare])).0.len(), 1);
