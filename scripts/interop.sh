@@ -3,6 +3,8 @@
 # `mcpcert lint` agrees with the run on each server's tools:
 #   PyPI mcp-server-time (stdio), a small fastmcp server (stdio and HTTP on
 #   127.0.0.1), npm @modelcontextprotocol/server-everything (stdio).
+# Each run's verdicts are compared with fixtures/interop/expected/<name>.txt
+# (MCPCERT_UPDATE_EXPECTED=1 rewrites them); any change fails the script.
 # Reports go to reports/interop/<name>/. Needs network access to PyPI and npm
 # for the installs ($MCPCERT_VENV and $MCPCERT_NPM_DIR reuse earlier ones).
 set -uo pipefail
@@ -24,6 +26,7 @@ run() {
   "$m" run "$@" --junit "$out/$name/junit.xml" --json "$out/$name/report.json" --html "$out/$name/report.html" >"$out/$name.log" 2>&1
   echo "$name: mcpcert exit $? ($(tail -n 1 "$out/$name.log"))"
   python3 scripts/lint-agrees.py "$out/$name/report.json" "$m" | sed "s/^/  lint vs run, /" || status=1
+  python3 scripts/verdicts.py "$out/$name/report.json" "fixtures/interop/expected/$name.txt" ${MCPCERT_UPDATE_EXPECTED:+--update} | sed "s/^/  /" || status=1
 }
 mkdir -p "$out"
 run mcp-server-time --stdio 'mcp-server-time --local-timezone UTC'
