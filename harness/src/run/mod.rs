@@ -156,10 +156,12 @@ impl Exchange {
     /// Take over what an HTTP reply brought.
     pub fn fill_from(&mut self, reply: crate::target::http::HttpReply) {
         self.status = reply.status;
-        self.headers = reply.headers.clone();
-        self.body = reply.body.clone();
-        self.response = reply.response_index.and_then(|i| reply.frames[i].value.clone());
-        self.frames = reply.frames;
+        self.headers = reply.headers;
+        self.body = reply.body;
+        let mut frames = reply.frames;
+        // Moved, not copied: the frame keeps its text.
+        self.response = reply.response_index.and_then(|i| frames[i].value.take());
+        self.frames = frames;
         self.error = reply.error;
         self.ms = reply.ms;
     }
@@ -568,7 +570,9 @@ impl Engine {
                     match (&id, want_reply) {
                         (Some(id), true) => {
                             let (frames, idx, err) = t.read_until_response(id, wait).await;
-                            ex.response = idx.and_then(|i| frames[i].value.clone());
+                            // Moved, not copied: the frame keeps its text.
+                            let mut frames = frames;
+                            ex.response = idx.and_then(|i| frames[i].value.take());
                             ex.frames = frames;
                             ex.error = err;
                         }

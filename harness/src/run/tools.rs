@@ -187,7 +187,8 @@ impl Engine {
                 w.error = Some(format!("{label}: {e}"));
                 break;
             }
-            let Some(result) = response.as_ref().and_then(|r| r.get("result")).filter(|r| r.is_object()) else {
+            // The page is taken apart, not copied: lists can be large.
+            let Some(mut result) = response.and_then(|mut r| r.get_mut("result").map(Value::take)).filter(|r| r.is_object()) else {
                 w.broken = Some(if n == 0 {
                     format!("{method} did not return a result: {summary}")
                 } else {
@@ -195,19 +196,19 @@ impl Engine {
                 });
                 break;
             };
-            let Some(items) = result.get(key).and_then(|v| v.as_array()) else {
-                w.broken = Some(format!("{label}: `{key}` must be an array; got {}", result.get(key).map(brief).unwrap_or_else(|| "nothing".into())));
-                break;
+            let items = match result.as_object_mut().and_then(|o| o.remove(key)) {
+                Some(Value::Array(items)) => items,
+                other => {
+                    w.broken = Some(format!("{label}: `{key}` must be an array; got {}", other.as_ref().map(brief).unwrap_or_else(|| "nothing".into())));
+                    break;
+                }
             };
+            let count = items.len();
             for it in items {
-                w.items.push(it.clone());
+                w.items.push(it);
                 w.item_page.push(n);
             }
-            let mut kept = result.clone();
-            if let Some(o) = kept.as_object_mut() {
-                o.remove(key);
-            }
-            w.pages.push(Page { cursor: cursor.clone(), count: items.len(), result: kept, ex: ex_i });
+            w.pages.push(Page { cursor: cursor.clone(), count, result: result.clone(), ex: ex_i });
             match result.get("nextCursor") {
                 None => break,
                 Some(Value::String(c)) => {
