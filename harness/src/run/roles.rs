@@ -92,12 +92,15 @@ impl Engine {
         match &self.cfg.target {
             TargetSpec::Http(h) => {
                 let mut spec: HttpSpec = h.clone();
+                // The role's credentials replace the target's headers of the same name.
+                spec.headers.retain(|(k, _)| !role.headers.iter().any(|(r, _)| r.eq_ignore_ascii_case(k)));
                 spec.headers.extend(role.headers.iter().cloned());
                 spec.secret_headers.extend(role.headers.iter().map(|(k, _)| k.to_ascii_lowercase()));
                 HttpTarget::new(&spec, &self.cfg.limits).map(|t| Conn::Http { target: t, session: None })
             }
             TargetSpec::Stdio(s) => {
                 let mut spec = s.clone();
+                spec.env.retain(|(k, _)| !role.env.iter().any(|(r, _)| r == k));
                 spec.env.extend(role.env.iter().cloned());
                 StdioTarget::spawn(&spec, &self.cfg.limits).map(Conn::Stdio)
             }
