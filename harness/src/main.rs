@@ -190,6 +190,18 @@ fn needs(c: &Case) -> String {
     if let Some(e) = &c.applies.era {
         parts.push(format!("era {e}"));
     }
+    // What the target config must name for the case to apply.
+    for st in &c.steps {
+        let arg = |k: &str| st.with.as_ref().and_then(|w| w.get(k)).and_then(|v| v.as_str()).unwrap_or("").to_string();
+        match st.action.as_deref() {
+            Some("input_required_probe") => parts.push("config [input_required]".into()),
+            Some("subscription_probe") if arg("check") == "list-changed" => parts.push("config [subscriptions]".into()),
+            Some("roles_probe") => parts.push("config [roles.NAME]".into()),
+            Some("header_probe") if arg("header") == "origin" => parts.push("--allowed-origin".into()),
+            Some("tool_results") => parts.push("a callable tool (readOnlyHint or [tools.NAME] call = true)".into()),
+            _ => {}
+        }
+    }
     parts.join(", ")
 }
 
