@@ -2,7 +2,8 @@
 # Run mcpcert against real servers from the registries and check that
 # `mcpcert lint` agrees with the run on each server's tools:
 #   PyPI mcp-server-time (stdio), a small fastmcp server (stdio and HTTP on
-#   127.0.0.1), npm @modelcontextprotocol/server-everything (stdio).
+#   127.0.0.1), npm @modelcontextprotocol/server-everything (stdio, and HTTP
+#   bound to 127.0.0.1 by fixtures/interop/loopback.cjs).
 # Each run's verdicts are compared with fixtures/interop/expected/<name>.txt
 # (MCPCERT_UPDATE_EXPECTED=1 rewrites them); any change fails the script.
 # Reports go to reports/interop/<name>/. Needs network access to PyPI and npm
@@ -33,9 +34,15 @@ run mcp-server-time --stdio 'mcp-server-time --local-timezone UTC'
 run fastmcp-stdio --stdio 'fastmcp run fixtures/interop/fastmcp_server.py --transport stdio --no-banner' --config fixtures/interop/fastmcp.toml
 run server-everything-stdio --stdio "node $npmdir/node_modules/@modelcontextprotocol/server-everything/dist/index.js stdio" \
   --config fixtures/interop/server-everything.toml
-fastmcp run fixtures/interop/fastmcp_server.py --transport http --host 127.0.0.1 --port 3105 --no-banner >/dev/null 2>&1 &
-pid=$!
-trap 'kill $pid 2>/dev/null' EXIT
+# Each HTTP server runs in a session of its own, so the whole process group
+# (wrappers and their children) is killed at the end.
+setsid fastmcp run fixtures/interop/fastmcp_server.py --transport http --host 127.0.0.1 --port 3105 --no-banner >/dev/null 2>&1 &
+pids="$!"
+trap 'for p in $pids; do kill -- -$p 2>/dev/null; done' EXIT
 for _ in $(seq 1 60); do curl -s -o /dev/null http://127.0.0.1:3105/mcp && break; sleep 0.5; done
 run fastmcp-http --http http://127.0.0.1:3105/mcp --config fixtures/interop/fastmcp.toml --allowed-origin http://localhost
+PORT=3102 setsid node --require ./fixtures/interop/loopback.cjs "$npmdir/node_modules/@modelcontextprotocol/server-everything/dist/index.js" streamableHttp >/dev/null 2>&1 &
+pids="$pids $!"
+for _ in $(seq 1 60); do curl -s -o /dev/null http://127.0.0.1:3102/mcp && break; sleep 0.5; done
+run server-everything-http --http http://127.0.0.1:3102/mcp --config fixtures/interop/server-everything.toml
 exit $status

@@ -240,7 +240,9 @@ impl Engine {
                     ..Default::default()
                 };
                 ex.fill_from(reply);
-                s.frames = ex.frames.clone();
+                // Parsed again from the text: filling the exchange moved the
+                // reply's value out of its frame, and the judges read frames.
+                s.frames = ex.frames.iter().map(|f| Frame::from_bytes(f.raw.as_bytes(), f.at_ms)).collect();
                 if let Some(st) = self.revs.get_mut(rev) {
                     super::log_frames(st, case, &ex);
                 }
