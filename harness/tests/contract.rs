@@ -178,3 +178,34 @@ fn the_walker_follows_the_empty_string_cursor() {
     let note = c["transcript"].as_array().unwrap().iter().filter_map(|e| e["note"].as_str()).collect::<Vec<_>>().join("\n");
     assert!(note.contains("3 page(s), 11 item(s); cursors sent back: [\"\", \"c2\"]"), "{note}");
 }
+
+#[test]
+fn a_server_without_subscriptions_listen_makes_those_cases_na_with_the_reason() {
+    for http in [false, true] {
+        let dir = outdir(&format!("no-listen-{http}"));
+        let args = vec!["--era".to_string(), "modern".into(), "--no-listen".into()];
+        let _server;
+        let mut cmd = mcpcert();
+        if http {
+            let s = common::start_http(&args);
+            cmd.args(["run", "--http", &s.url]);
+            _server = Some(s);
+        } else {
+            cmd.args(["run", "--stdio", &format!("{} {}", refserver().display(), args.join(" "))]);
+            _server = None;
+        }
+        let cfg = dir.join("trigger.toml");
+        std::fs::write(&cfg, "[subscriptions]\ntrigger_tool = \"toggle_beta\"\n").unwrap();
+        cmd.arg("--config").arg(&cfg).arg("2026-07-28/subscriptions/");
+        report_args(&mut cmd, &dir);
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+        let r = report(&dir);
+        let cases = r["cases"].as_array().unwrap();
+        assert_eq!(cases.len(), 4);
+        for c in cases {
+            assert_eq!(c["verdict"], "n/a", "{c}");
+            assert!(c["message"].as_str().unwrap().contains("-32601"), "{c}");
+        }
+    }
+}

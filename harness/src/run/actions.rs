@@ -4,7 +4,7 @@
 use super::expect::is_error_code;
 use super::{Conn, Engine, Exchange, clip};
 use crate::suite::Case;
-use crate::wire::{self, LEGACY, MODERN, MetaMode, schema};
+use crate::wire::{self, LEGACY, MODERN, schema};
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -41,12 +41,6 @@ impl Engine {
             "roles_probe" => self.roles_action(case, with).await,
             other => self.tools_action(case, other, with).await,
         }
-    }
-
-    fn body_for(&mut self, rev: &str, method: &str, params: Option<Value>) -> Value {
-        let id = self.fresh_id();
-        let p = if rev == MODERN { wire::modern_params(params.as_ref(), MetaMode::Full, MODERN) } else { params };
-        wire::request(&id, method, p)
     }
 
     pub(super) async fn on_main(&mut self, rev: &str, label: &str, body: &Value) -> Result<Exchange, String> {

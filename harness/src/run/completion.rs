@@ -4,7 +4,7 @@
 
 use super::actions::StepOut;
 use super::{Engine, Exchange};
-use crate::wire::{self, MODERN, MetaMode, brief};
+use crate::wire::{MODERN, brief};
 use serde_json::{Value, json};
 
 /// Prefixes tried after the empty value.
@@ -121,9 +121,7 @@ impl Engine {
         for t in targets.iter().take(50) {
             for value in std::iter::once("").chain(PREFIXES).take(per_arg) {
                 let p = json!({"ref": t.reference, "argument": {"name": t.argument, "value": value}});
-                let id = self.fresh_id();
-                let params = if rev == MODERN { wire::modern_params(Some(&p), MetaMode::Full, MODERN) } else { Some(p) };
-                let body = wire::request(&id, "completion/complete", params);
+                let body = self.body_for(&rev, "completion/complete", Some(p));
                 let label = format!("complete {} from {value:?}", t.what);
                 let ex = match self.on_main(&rev, &label, &body).await {
                     Ok(e) => e,

@@ -332,6 +332,7 @@ struct RevState {
     /// The tools/list walk and the tool calls, made once and shared by cases.
     tools_walk: Option<std::sync::Arc<tools::Walk>>,
     calls: Option<std::sync::Arc<tools::Calls>>,
+    tool_verdicts: Option<std::sync::Arc<Vec<crate::checks::admission::ToolVerdict>>>,
 }
 
 pub struct Engine {
@@ -354,6 +355,13 @@ impl Engine {
 
     pub fn revision_infos(&self) -> Vec<RevisionInfo> {
         wire::REVISIONS.iter().filter_map(|r| self.revs.get(*r).map(|s| s.info.clone())).collect()
+    }
+
+    /// A request with a new id; for 2026-07-28 the params get the full `_meta`.
+    fn body_for(&mut self, rev: &str, method: &str, params: Option<Value>) -> Value {
+        let id = self.fresh_id();
+        let p = if rev == MODERN { wire::modern_params(params.as_ref(), MetaMode::Full, MODERN) } else { params };
+        wire::request(&id, method, p)
     }
 
     fn fresh_id(&mut self) -> Value {
@@ -418,6 +426,7 @@ impl Engine {
             preamble: Vec::new(),
             tools_walk: None,
             calls: None,
+            tool_verdicts: None,
         }
     }
 

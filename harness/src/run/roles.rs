@@ -8,7 +8,7 @@ use super::tools::{Walk, synth_valid};
 use super::{Conn, Engine, Exchange, TargetSpec, clip};
 use crate::target::http::{HttpSpec, HttpTarget};
 use crate::target::stdio::StdioTarget;
-use crate::wire::{self, MODERN, MetaMode};
+use crate::wire;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
@@ -177,8 +177,7 @@ impl Engine {
     }
 
     async fn role_request(&mut self, conn: &mut Conn, rev: &str, label: &str, method: &str, p: Value) -> Exchange {
-        let id = self.fresh_id();
-        let body = wire::request(&id, method, wire::modern_params(Some(&p), MetaMode::Full, MODERN));
+        let body = self.body_for(rev, method, Some(p.clone()));
         let mut overrides = Vec::new();
         if method == "tools/call" {
             // Over HTTP the call carries its Mcp-Param-* headers like any other.

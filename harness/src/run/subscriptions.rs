@@ -31,8 +31,6 @@ pub struct Session {
     /// Frames that arrived on the subscription's stream (HTTP) or on the
     /// process while it was open (stdio), in order.
     pub frames: Vec<Frame>,
-    /// Frames that arrived after the trigger call (same stream).
-    pub after_trigger: usize,
     pub exchanges: Vec<Exchange>,
     /// Tool names before and after the trigger (when one ran).
     pub tools_before: Vec<String>,
@@ -190,7 +188,7 @@ impl Engine {
         let p = json!({"notifications": filter});
         let body = wire::request(&id, "subscriptions/listen", wire::modern_params(Some(&p), MetaMode::Full, MODERN));
         let own_stream = matches!(self.cfg.target, super::TargetSpec::Http(_));
-        let mut s = Session { id: id.clone(), filter, frames: vec![], after_trigger: 0, exchanges: vec![], tools_before: vec![], tools_after: vec![], triggered: false, own_stream };
+        let mut s = Session { id: id.clone(), filter, frames: vec![], exchanges: vec![], tools_before: vec![], tools_after: vec![], triggered: false, own_stream };
         if trigger.is_some() {
             s.tools_before = self.walk_main(rev, "tools/list", "tools", case).await?.names();
         }
@@ -249,9 +247,6 @@ impl Engine {
                 ex.logged = true;
                 s.exchanges.insert(0, ex);
                 if s.triggered {
-                    // After a trigger the frames are split by arrival: all
-                    // are on the one stream, so count those after the first ack.
-                    s.after_trigger = s.frames.len();
                     s.tools_after = self.walk_main(rev, "tools/list", "tools", case).await?.names();
                     if let Some(t) = trigger {
                         let ex = self.call_named(rev, &format!("restore: tools/call {} again", t.tool), t).await?;
@@ -285,18 +280,15 @@ impl Engine {
                 s.frames = ex.frames.clone();
                 s.exchanges.push(ex);
                 if let Some(t) = trigger {
-                    let tid = self.fresh_id();
-                    let p = json!({"name": t.tool, "arguments": t.arguments});
-                    let tbody = wire::request(&tid, "tools/call", wire::modern_params(Some(&p), MetaMode::Full, MODERN));
+                    let tbody = self.body_for(rev, "tools/call", Some(json!({"name": t.tool, "arguments": t.arguments})));
+                    let tid = tbody["id"].clone();
                     let mut tex = self.exchange(&mut conn, &format!("trigger: tools/call {} on the same process", t.tool), rev, &tbody, &[], true).await;
                     if let Conn::Stdio(p) = &mut conn {
                         // Whatever the change brings arrives soon after the reply.
                         tex.frames.extend(p.read_for(super::super::target::stdio::GRACE).await);
                     }
-                    let before = s.frames.len();
                     // The trigger's own response is not subscription traffic.
                     s.frames.extend(tex.frames.iter().filter(|f| f.id() != Some(&tid)).cloned());
-                    s.after_trigger = s.frames.len() - before;
                     s.exchanges.push(tex);
                     s.triggered = true;
                     let w = self.walk_on(&mut conn, rev, "tools/list", "tools", case).await;
@@ -318,8 +310,7 @@ impl Engine {
     /// tools/call of a configured tool on the main connection.
     async fn call_named(&mut self, rev: &str, label: &str, t: &InputTool) -> Result<Exchange, String> {
         let p = json!({"name": t.tool, "arguments": t.arguments});
-        let id = self.fresh_id();
-        let body = wire::request(&id, "tools/call", wire::modern_params(Some(&p), MetaMode::Full, MODERN));
+        let body = self.body_for(rev, "tools/call", Some(p));
         let ex = self.on_main(rev, label, &body).await?;
         if let Some(e) = &ex.error {
             return Err(format!("{label}: {e}"));
@@ -416,7 +407,6 @@ mod tests {
             id,
             filter,
             frames: frames.iter().map(|v| Frame::from_bytes(v.to_string().as_bytes(), 0)).collect(),
-            after_trigger: 0,
             exchanges: vec![],
             tools_before: vec![],
             tools_after: vec![],

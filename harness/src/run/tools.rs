@@ -9,7 +9,7 @@ use crate::checks::Weight;
 use crate::checks::admission::{self, Policy, Rule};
 use crate::checks::content::{self, Structured};
 use crate::config::ToolConfig;
-use crate::wire::{self, MODERN, MetaMode, brief, headerval};
+use crate::wire::{MODERN, brief, headerval};
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -47,7 +47,6 @@ impl Default for Contract {
 #[derive(Debug, Clone)]
 pub struct Page {
     pub cursor: Option<String>,
-    pub count: usize,
     pub result: Value,
     /// Index into `Walk::exchanges`.
     pub ex: usize,
@@ -168,9 +167,7 @@ impl Engine {
                 break;
             }
             let p = cursor.as_ref().map(|c| json!({"cursor": c}));
-            let id = self.fresh_id();
-            let params = if rev == MODERN { wire::modern_params(p.as_ref(), MetaMode::Full, MODERN) } else { p };
-            let body = wire::request(&id, method, params);
+            let body = self.body_for(rev, method, p);
             let label = if n == 0 { format!("{method} page 1") } else { format!("{method} page {} (cursor {:?})", n + 1, cursor.as_deref().unwrap_or("")) };
             let mut ex = self.exchange(conn, &label, rev, &body, &[], true).await;
             if let Some(st) = self.revs.get_mut(rev) {
@@ -203,12 +200,11 @@ impl Engine {
                     break;
                 }
             };
-            let count = items.len();
             for it in items {
                 w.items.push(it);
                 w.item_page.push(n);
             }
-            w.pages.push(Page { cursor: cursor.clone(), count, result: result.clone(), ex: ex_i });
+            w.pages.push(Page { cursor: cursor.clone(), result: result.clone(), ex: ex_i });
             match result.get("nextCursor") {
                 None => break,
                 Some(Value::String(c)) => {
@@ -273,6 +269,19 @@ impl Engine {
             Some(na) => Err(StepOut { na: Some(na), ..Default::default() }),
             None => Ok(w),
         }
+    }
+
+    /// Admission verdicts for the shared walk's tools, judged once per
+    /// revision (a list can hold thousands of tools).
+    fn tool_verdicts(&mut self, rev: &str, w: &Walk) -> Arc<Vec<admission::ToolVerdict>> {
+        if let Some(v) = self.revs.get(rev).and_then(|s| s.tool_verdicts.clone()) {
+            return v;
+        }
+        let v = Arc::new(admission::admit_all(&w.items, rev, &self.cfg.contract.admission));
+        if let Some(st) = self.revs.get_mut(rev) {
+            st.tool_verdicts = Some(v.clone());
+        }
+        v
     }
 
     pub(super) async fn tools_action(&mut self, case: &crate::suite::Case, name: &str, with: Option<&Value>) -> StepOut {
@@ -386,10 +395,7 @@ impl Engine {
 
     async fn act_invalid_cursor(&mut self, rev: &str) -> StepOut {
         let mut out = StepOut::default();
-        let id = self.fresh_id();
-        let p = json!({"cursor": BOGUS_CURSOR});
-        let params = if rev == MODERN { wire::modern_params(Some(&p), MetaMode::Full, MODERN) } else { Some(p) };
-        let body = wire::request(&id, "tools/list", params);
+        let body = self.body_for(rev, "tools/list", Some(json!({"cursor": BOGUS_CURSOR})));
         let ex = match self.on_main(rev, "tools/list with a cursor the server never issued", &body).await {
             Ok(e) => e,
             Err(e) => return StepOut { error: Some(e), ..Default::default() },
@@ -512,12 +518,12 @@ impl Engine {
             out.na = Some(format!("{why} ({} tools listed)", w.items.len()));
             return out;
         }
-        let verdicts = admission::admit_all(&w.items, rev, &self.cfg.contract.admission);
+        let verdicts = self.tool_verdicts(rev, &w);
         let mut lines = Vec::new();
         let mut notes = Vec::new();
         let mut pages = Vec::new();
         let mut bad_tools = 0;
-        for v in &verdicts {
+        for v in verdicts.iter() {
             let mine: Vec<&admission::Finding> = v.findings.iter().filter(|f| rules.contains(&f.rule)).collect();
             let mut counted = false;
             for f in mine {
@@ -573,6 +579,7 @@ impl Engine {
             return Ok(c);
         }
         let w = self.tools_walk(rev, case).await?;
+        let verdicts = self.tool_verdicts(rev, &w);
         let mut calls = Calls { walk_problem: w.error.clone().or(w.broken.clone()), ..Default::default() };
         let mut called = 0usize;
         for (i, tool) in w.items.iter().enumerate() {
@@ -592,7 +599,7 @@ impl Engine {
                 calls.skipped.push(format!("{name}: no usable inputSchema"));
                 continue;
             };
-            if admission::admit_tool(tool, rev, &self.cfg.contract.admission).iter().any(|f| f.rule == Rule::XMcpHeader && f.weight.rejects()) {
+            if verdicts[i].findings.iter().any(|f| f.rule == Rule::XMcpHeader && f.weight.rejects()) {
                 calls.skipped.push(format!("{name}: a client must drop it (bad x-mcp-header), so it is not called"));
                 continue;
             }
@@ -625,7 +632,6 @@ impl Engine {
                     break;
                 }
             }
-            let _ = i;
         }
         let calls = Arc::new(calls);
         if let Some(st) = self.revs.get_mut(rev) {
@@ -637,10 +643,7 @@ impl Engine {
     /// One tools/call on the main connection, with the `Mcp-Param-*`
     /// headers its inputSchema asks for (HTTP, 2026-07-28).
     async fn call_tool(&mut self, rev: &str, label: &str, name: &str, schema: &Value, args: &Value, case: &str) -> Result<Exchange, String> {
-        let id = self.fresh_id();
-        let p = json!({"name": name, "arguments": args});
-        let params = if rev == MODERN { wire::modern_params(Some(&p), MetaMode::Full, MODERN) } else { Some(p) };
-        let body = wire::request(&id, "tools/call", params);
+        let body = self.body_for(rev, "tools/call", Some(json!({"name": name, "arguments": args})));
         let overrides: Vec<super::HeaderEdit> =
             if rev == MODERN { param_headers(schema, args).into_iter().map(|(k, v)| super::HeaderEdit::Set(k, v)).collect() } else { Vec::new() };
         let Some(mut conn) = self.revs.get_mut(rev).and_then(|s| s.conn.take()) else {
@@ -1041,7 +1044,7 @@ mod tests {
     fn walk_of(pages: Vec<Value>) -> Walk {
         let mut w = Walk { method: "tools/list".into(), key: "tools".into(), ..Default::default() };
         for (i, p) in pages.into_iter().enumerate() {
-            w.pages.push(Page { cursor: None, count: 0, result: p, ex: i });
+            w.pages.push(Page { cursor: None, result: p, ex: i });
         }
         w
     }
