@@ -174,25 +174,26 @@ pub fn load(path: &Path) -> Result<ConfigFile, String> {
 
 /// Resolve `[target.headers]` from the environment.
 pub fn resolve_headers(cfg: &ConfigFile, path: &Path) -> Result<Vec<(String, String)>, String> {
-    let mut out = Vec::new();
-    for (name, from) in &cfg.target.headers {
-        let v = std::env::var(&from.env).map_err(|_| {
-            format!("config {}: at target.headers.{name}: environment variable `{}` is not set", path.display(), from.env)
-        })?;
-        out.push((name.clone(), v));
-    }
-    Ok(out)
+    headers_from_env(&cfg.target.headers, path, "target.headers")
+}
+
+/// Header values read from the environment variables the config names.
+fn headers_from_env(headers: &BTreeMap<String, HeaderFrom>, path: &Path, at: &str) -> Result<Vec<(String, String)>, String> {
+    headers
+        .iter()
+        .map(|(name, from)| {
+            std::env::var(&from.env)
+                .map(|v| (name.clone(), v))
+                .map_err(|_| format!("config {}: at {at}.{name}: environment variable `{}` is not set", path.display(), from.env))
+        })
+        .collect()
 }
 
 /// Resolve the roles' headers from the environment.
 pub fn resolve_roles(cfg: &ConfigFile, path: &Path) -> Result<Vec<crate::run::roles::Role>, String> {
     let mut out = Vec::new();
     for (name, r) in &cfg.roles {
-        let mut headers = Vec::new();
-        for (h, from) in &r.headers {
-            let v = std::env::var(&from.env).map_err(|_| format!("config {}: at roles.{name}.headers.{h}: environment variable `{}` is not set", path.display(), from.env))?;
-            headers.push((h.clone(), v));
-        }
+        let headers = headers_from_env(&r.headers, path, &format!("roles.{name}.headers"))?;
         for p in &r.never_see {
             crate::run::roles::Matcher::new(p).map_err(|e| format!("config {}: at roles.{name}.never_see: {e}", path.display()))?;
         }
