@@ -37,6 +37,26 @@ pub fn template_variables(t: &str) -> Vec<String> {
     out
 }
 
+/// What can be completed: each prompt's arguments, each template's variables.
+pub fn targets_from(prompts: &[Value], templates: &[Value]) -> Vec<CompletionTarget> {
+    let mut out = Vec::new();
+    for p in prompts {
+        let Some(name) = p.get("name").and_then(|n| n.as_str()) else { continue };
+        for a in p.get("arguments").and_then(|a| a.as_array()).into_iter().flatten() {
+            if let Some(arg) = a.get("name").and_then(|n| n.as_str()) {
+                out.push(CompletionTarget { reference: json!({"type": "ref/prompt", "name": name}), argument: arg.into(), what: format!("prompt {name}, argument {arg}") });
+            }
+        }
+    }
+    for t in templates {
+        let Some(uri) = t.get("uriTemplate").and_then(|u| u.as_str()) else { continue };
+        for var in template_variables(uri) {
+            out.push(CompletionTarget { reference: json!({"type": "ref/resource", "uri": uri}), argument: var.clone(), what: format!("template {uri}, variable {var}") });
+        }
+    }
+    out
+}
+
 /// Everything wrong with one completion/complete result.
 pub fn completion_problems(result: &Value, revision: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -81,28 +101,10 @@ impl Engine {
     /// Prompt arguments and template variables the server offers.
     pub(super) async fn completion_targets(&mut self, rev: &str, case: &str) -> Result<Vec<CompletionTarget>, String> {
         let caps = self.revs.get(rev).and_then(|s| s.info.capabilities.clone()).unwrap_or(json!({}));
-        let mut out = Vec::new();
-        if caps.get("prompts").is_some() {
-            let w = self.walk_main(rev, "prompts/list", "prompts", case).await?;
-            for p in &w.items {
-                let Some(name) = p.get("name").and_then(|n| n.as_str()) else { continue };
-                for a in p.get("arguments").and_then(|a| a.as_array()).into_iter().flatten() {
-                    if let Some(arg) = a.get("name").and_then(|n| n.as_str()) {
-                        out.push(CompletionTarget { reference: json!({"type": "ref/prompt", "name": name}), argument: arg.into(), what: format!("prompt {name}, argument {arg}") });
-                    }
-                }
-            }
-        }
-        if caps.get("resources").is_some() {
-            let w = self.walk_main(rev, "resources/templates/list", "resourceTemplates", case).await?;
-            for t in &w.items {
-                let Some(uri) = t.get("uriTemplate").and_then(|u| u.as_str()) else { continue };
-                for var in template_variables(uri) {
-                    out.push(CompletionTarget { reference: json!({"type": "ref/resource", "uri": uri}), argument: var.clone(), what: format!("template {uri}, variable {var}") });
-                }
-            }
-        }
-        Ok(out)
+        let prompts = if caps.get("prompts").is_some() { self.walk_main(rev, "prompts/list", "prompts", case).await?.items } else { Vec::new() };
+        let templates =
+            if caps.get("resources").is_some() { self.walk_main(rev, "resources/templates/list", "resourceTemplates", case).await?.items } else { Vec::new() };
+        Ok(targets_from(&prompts, &templates))
     }
 
     pub(super) async fn completion_action(&mut self, case: &crate::suite::Case) -> StepOut {

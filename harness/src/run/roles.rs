@@ -8,7 +8,6 @@ use super::tools::{Walk, synth_valid};
 use super::{Conn, Engine, Exchange, TargetSpec, clip};
 use crate::target::http::{HttpSpec, HttpTarget};
 use crate::target::stdio::StdioTarget;
-use crate::wire;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
@@ -129,26 +128,13 @@ impl Engine {
         }
         // Completion of every prompt argument and template variable the role sees.
         if caps.get("completions").is_some() {
-            let mut targets: Vec<(Value, String)> = Vec::new();
-            for p in seen.lists.get("prompts/list").map(|w| w.items.clone()).unwrap_or_default() {
-                let Some(name) = p.get("name").and_then(|n| n.as_str()) else { continue };
-                for a in p.get("arguments").and_then(|a| a.as_array()).into_iter().flatten() {
-                    if let Some(arg) = a.get("name").and_then(|n| n.as_str()) {
-                        targets.push((json!({"type": "ref/prompt", "name": name}), arg.to_string()));
-                    }
-                }
-            }
-            for t in seen.lists.get("resources/templates/list").map(|w| w.items.clone()).unwrap_or_default() {
-                let Some(uri) = t.get("uriTemplate").and_then(|u| u.as_str()) else { continue };
-                for var in super::completion::template_variables(uri) {
-                    targets.push((json!({"type": "ref/resource", "uri": uri}), var));
-                }
-            }
-            for (r, arg) in targets.into_iter().take(50) {
-                let p = json!({"ref": r, "argument": {"name": arg, "value": ""}});
-                let ex = self.role_request(&mut conn, rev, &format!("as {}: complete {arg}", role.name), "completion/complete", p).await;
+            let items = |m: &str| seen.lists.get(m).map(|w| w.items.clone()).unwrap_or_default();
+            let targets = super::completion::targets_from(&items("prompts/list"), &items("resources/templates/list"));
+            for t in targets.into_iter().take(50) {
+                let p = json!({"ref": t.reference, "argument": {"name": t.argument, "value": ""}});
+                let ex = self.role_request(&mut conn, rev, &format!("as {}: complete {}", role.name, t.what), "completion/complete", p).await;
                 if let Some(res) = ex.response.as_ref().and_then(|x| x.get("result")) {
-                    seen.results.push((format!("completion/complete of {} argument {arg}", r.get("name").or(r.get("uri")).map(wire::brief).unwrap_or_default()), res.clone()));
+                    seen.results.push((format!("completion/complete of {}", t.what), res.clone()));
                 }
                 seen.exchanges.push(ex);
             }
