@@ -85,9 +85,12 @@ impl Level {
             Level::Policy => "POLICY",
         }
     }
-    /// A broken rule of this level is a warning (unless --strict).
+    /// A broken rule of this level is a warning (unless --strict). POLICY is
+    /// a rule mcpcert adds where the spec is silent or only advises (error
+    /// results keep the output contract; no secret mirrored into a header),
+    /// so it cannot weigh more than a SHOULD.
     pub fn is_advisory(self) -> bool {
-        matches!(self, Level::Should | Level::ShouldNot | Level::May)
+        matches!(self, Level::Should | Level::ShouldNot | Level::May | Level::Policy)
     }
 }
 
