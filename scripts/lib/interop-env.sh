@@ -84,10 +84,10 @@ start_http() {
       serve "$url" "$log" fastmcp run fixtures/interop/fastmcp_server.py --transport http \
         --host 127.0.0.1 --port "$port" --no-banner ;;
     server-everything)
-      args=(--config fixtures/interop/server-everything.toml)
+      args=(--config fixtures/interop/server-everything.toml --allowed-origin http://localhost)
       PORT=$port serve "$url" "$log" node --require "$root/fixtures/interop/loopback.cjs" "$everything" streamableHttp ;;
     rmcp)
-      args=(--config fixtures/interop/rmcp.toml)
+      args=(--config fixtures/interop/rmcp.toml --allowed-origin http://localhost)
       serve "$url" "$log" "$rmcp" http "$port" ;;
     refserver)
       args=(--config fixtures/refserver/mcpcert.toml --allowed-origin http://localhost)
