@@ -100,7 +100,8 @@ impl Engine {
     /// headers (plus `Mcp-Param-*` for tools/call), changed by `edits`.
     async fn probe_send(&mut self, rev: &str, label: &str, t: &Target, body_version: Option<&str>, edits: Vec<HeaderEdit>) -> Result<Exchange, String> {
         let id = self.fresh_id();
-        let params = wire::modern_params(Some(&t.params), MetaMode::Full, body_version.unwrap_or(MODERN));
+        // A 2025-11-25 request carries no `_meta` envelope: the session holds it.
+        let params = if rev == wire::LEGACY { Some(t.params.clone()) } else { wire::modern_params(Some(&t.params), MetaMode::Full, body_version.unwrap_or(MODERN)) };
         let body = wire::request(&id, &t.method, params);
         let mut all: Vec<HeaderEdit> = Vec::new();
         if let (Some(schema), Some(args)) = (&t.schema, t.params.get("arguments")) {
@@ -168,7 +169,8 @@ impl Engine {
     /// offers, else server/discover.
     fn standard_target(&self, rev: &str) -> Target {
         let caps = self.revs.get(rev).and_then(|s| s.info.capabilities.clone()).unwrap_or(json!({}));
-        let method = ["tools", "prompts", "resources"].iter().find(|c| caps.get(**c).is_some()).map(|c| format!("{c}/list")).unwrap_or_else(|| "server/discover".into());
+        let method = ["tools", "prompts", "resources"].iter().find(|c| caps.get(**c).is_some()).map(|c| format!("{c}/list"))
+            .unwrap_or_else(|| if rev == wire::LEGACY { "ping".into() } else { "server/discover".into() });
         Target { what: method.clone(), method, params: json!({}), schema: None, callable: true }
     }
 

@@ -25,6 +25,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("2025-11-25/10-lifecycle.json", include_str!("../../../suites/2025-11-25/10-lifecycle.json")),
     ("2025-11-25/20-tools.json", include_str!("../../../suites/2025-11-25/20-tools.json")),
     ("2025-11-25/30-lists.json", include_str!("../../../suites/2025-11-25/30-lists.json")),
+    ("2025-11-25/40-headers.json", include_str!("../../../suites/2025-11-25/40-headers.json")),
     ("2025-11-25/50-completion.json", include_str!("../../../suites/2025-11-25/50-completion.json")),
     ("2025-11-25/56-prompts.json", include_str!("../../../suites/2025-11-25/56-prompts.json")),
     ("2025-11-25/90-wire.json", include_str!("../../../suites/2025-11-25/90-wire.json")),
