@@ -27,7 +27,7 @@ for s in $sets; do
     "$m" run --http "$url" "${args[@]}" --revision "$rev" --json "$out/$name/report.json" \
     --junit "$out/$name/junit.xml" --html "$out/$name/report.html" >"$out/$name/mcpcert.log" 2>&1
   printf '%s (%s): official %s s, mcpcert %s s\n' "$name" "$rev" \
-    "$(cut -d' ' -f1 "$out/$name/official.time")" "$(cut -d' ' -f1 "$out/$name/mcpcert.time")"
+    "$(tail -n1 "$out/$name/official.time" | cut -d' ' -f1)" "$(tail -n1 "$out/$name/mcpcert.time" | cut -d' ' -f1)"
 done
 official_version=$(cd "$dir/official" && PATH="$node24:$PATH" "$official" --version)
 python3 scripts/compare-official.py "$out" fixtures/interop/official-map.json docs/interop.md \

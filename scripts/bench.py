@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""Turn the raw figures of scripts/bench.sh into a Markdown report.
+
+usage: bench.py BENCH_DIR REPS OFFICIAL_VERSION OUT.md
+
+Prints the tables and writes them, with how they were made, to OUT.md.
+Medians over REPS runs; ratios are taken between medians of the same run.
+"""
+import glob
+import json
+import os
+import statistics
+import sys
+import time
+
+b, reps, official_version, out = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+
+
+def times(pattern):
+    """(median seconds, median peak KiB) over the GNU time files."""
+    secs, kib = [], []
+    for f in sorted(glob.glob(pattern)):
+        lines = [l for l in open(f).read().splitlines() if l.strip()]
+        s, k = lines[-1].split()
+        secs.append(float(s))
+        kib.append(int(k))
+    if not secs:
+        sys.exit(f"bench: no figures for {pattern}")
+    return statistics.median(secs), statistics.median(kib)
+
+
+def mib(k):
+    return f"{k / 1024:.0f} MiB"
+
+
+def report(path):
+    return json.load(open(path))
+
+
+lines = []
+md = lambda *ls: lines.extend(ls)
+cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+md("# mcpcert benchmarks",
+   "",
+   f"Written by `scripts/bench.sh` on {time.strftime('%Y-%m-%d', time.gmtime())}: {os.cpu_count()} cores ({cpu}),",
+   f"medians of {reps} runs each, mcpcert as a release build, {official_version} on Node 24.",
+   "Wall time and peak RSS come from GNU time around each whole run (for the official suite: its",
+   "Node process). These are measurements of one machine on one day, not guarantees; CI does not",
+   "run them.",
+   "")
+
+# 1. side by side
+md("## mcpcert and the official suite on the same HTTP servers", "",
+   "Both are asked for one revision (`--spec-version` / `--revision`) of the same server, as",
+   "`scripts/compare-official.sh` does. \"checks\" counts the official suite's verdict lines",
+   "(INFO lines left out); \"cases\" counts mcpcert's cases of that revision, and how many got a",
+   "verdict other than n/a. The scopes overlap but are not the same: `docs/interop.md` maps them.",
+   "",
+   "| server | revision | official: checks, wall, peak RSS | mcpcert: cases (judged), wall, peak RSS | faster | less memory |",
+   "|---|---|---|---|---|---|")
+tot_o = tot_m = 0.0
+for name, rev in [("refserver", "2026-07-28"), ("fastmcp", "2026-07-28"), ("rmcp", "2026-07-28"), ("server-everything", "2025-11-25")]:
+    ow, ok = times(f"{b}/{name}/official.*.time")
+    mw, mk = times(f"{b}/{name}/mcpcert.*.time")
+    tot_o += ow
+    tot_m += mw
+    checks = 0
+    for f in glob.glob(f"{b}/{name}/official.1/*/checks.json"):
+        checks += sum(1 for c in json.load(open(f)) if c["status"] != "INFO")
+    r = report(f"{b}/{name}/mcpcert.1.json")
+    cases = [c for c in r["cases"] if c["revision"] == rev]
+    judged = sum(1 for c in cases if c["verdict"] != "n/a")
+    md(f"| {name} | {rev} | {checks}, {ow:.2f} s, {mib(ok)} | {len(cases)} ({judged}), {mw:.2f} s, {mib(mk)} | "
+       f"{ow / mw:.1f}× | {ok / mk:.1f}× |")
+md("", f"Over the four servers: official {tot_o:.2f} s, mcpcert {tot_m:.2f} s, **{tot_o / tot_m:.1f}× faster** "
+   f"(the issue's goal is 10×: {'met' if tot_o / tot_m >= 10 else 'not met'}).", "")
+
+# 2. overhead
+md("## mcpcert's own overhead on the reference server", "",
+   "The whole catalogue against the bundled reference server (dual era, the fixture profile),",
+   "as the main job runs it. \"exchanges\" counts the request/response pairs in the report's",
+   "transcripts (one shown in two cases counts twice), so time per exchange is an upper bound that",
+   "includes process start, judging and report writing. The raw round trip is `scripts/rawrtt.py`:",
+   "300 `tools/list` requests back to back on one connection or pipe, judging nothing.",
+   "",
+   "| transport | cases (judged) | wall | cases/s | exchanges | wall per exchange | raw round trip | ratio |",
+   "|---|---|---|---|---|---|---|---|")
+for t in ["stdio", "http"]:
+    w, k = times(f"{b}/overhead/{t}.*.time")
+    r = report(f"{b}/overhead/{t}.1.json")
+    judged = sum(1 for c in r["cases"] if c["verdict"] != "n/a")
+    ex = sum(1 for c in r["cases"] for e in c.get("transcript", []) if e.get("sent") is not None)
+    raw = float(open(f"{b}/overhead/raw-{t}.txt").read().split()[0])
+    per = w / ex if ex else float("nan")
+    md(f"| {t} | {len(r['cases'])} ({judged}) | {w:.2f} s | {judged / w:.0f} | {ex} | {per * 1000:.2f} ms | "
+       f"{raw * 1000:.3f} ms | {per / raw:.0f}× |")
+md("")
+
+# 3. 10,000 tools
+w, k = times(f"{b}/many/run.*.time")
+r = report(f"{b}/many/run.1.json")
+walk = next(c for c in r["cases"] if c["id"] == "2026-07-28/tools/list-walk")
+md("## 10,000 tools walked and admitted", "",
+   "`fixtures/hostile/hostile.py many-tools 10000` (one page of 10,000 tools, about 2.4 MB) over",
+   "stdio, the tool suite only (`tools/`): the walk, every descriptor admitted, the calls allowed.",
+   "",
+   "| wall | peak RSS (GNU time) | peak RSS (report) | list-walk verdict | goal: under 50 MB |",
+   "|---|---|---|---|---|",
+   f"| {w:.2f} s | {mib(k)} | {mib(r.get('peak_rss_kib') or 0)} | {walk['verdict']} | "
+   f"{'met' if k < 50 * 1024 else 'not met'} |",
+   "")
+
+text = "\n".join(lines) + "\n"
+open(out, "w").write(text)
+print(text, end="")

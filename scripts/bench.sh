@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Benchmarks (not part of CI's pass/fail). In one run, side by side:
+#  1. mcpcert vs the official conformance suite on the same HTTP servers
+#     (wall time and peak RSS of each whole run, one revision each);
+#  2. mcpcert's own overhead on the bundled reference server: cases per
+#     second over stdio and HTTP, and time per exchange against a raw
+#     loopback round trip (scripts/rawrtt.py) on the same server;
+#  3. a 10,000-tool list (fixtures/hostile/hostile.py many-tools) walked and
+#     admitted: wall time and peak RSS.
+# Each measurement is repeated $MCPCERT_BENCH_REPS times (default 3); the
+# median is reported. mcpcert is a release build. Prints a Markdown table and
+# keeps it in docs/bench.md. Raw figures: reports/bench/.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+. scripts/lib/interop-env.sh
+setup_servers
+setup_official
+cargo build -q --release -p mcpcert || die "release build failed"
+M=$target/release/mcpcert
+reps=${MCPCERT_BENCH_REPS:-3}
+b=reports/bench
+rm -rf "$b"
+mkdir -p "$b"
+timed() { # timed FILE CMD...: GNU time's "<seconds> <peak KiB>" into FILE
+  local f=$1; shift
+  /usr/bin/time -f '%e %M' -o "$f" "$@" >/dev/null 2>&1
+}
+
+# 1. side by side on the same HTTP servers
+for s in refserver:2026-07-28 fastmcp:2026-07-28 rmcp:2026-07-28 server-everything:2025-11-25; do
+  name=${s%%:*} rev=${s#*:}
+  start_http "$name" "$b" || exit 1
+  mkdir -p "$b/$name"
+  for i in $(seq 1 "$reps"); do
+    PATH="$node24:$PATH" timed "$b/$name/official.$i.time" \
+      "$official" server --url "$url" --suite all --spec-version "$rev" -o "$b/$name/official.$i"
+    timed "$b/$name/mcpcert.$i.time" "$M" run --http "$url" "${args[@]}" --revision "$rev" \
+      --json "$b/$name/mcpcert.$i.json" --junit "$b/$name/junit.xml" --html "$b/$name/report.html"
+  done
+  echo "bench: $name done" >&2
+done
+
+# 2. overhead on the reference server, over stdio and HTTP
+cfg=fixtures/refserver/mcpcert.toml
+ref="$target/debug/mcpcert-refserver"
+mkdir -p "$b/overhead"
+for i in $(seq 1 "$reps"); do
+  timed "$b/overhead/stdio.$i.time" "$M" run --stdio "$ref --era dual" --config "$cfg" \
+    --json "$b/overhead/stdio.$i.json" --junit "$b/overhead/junit.xml" --html "$b/overhead/report.html"
+done
+start_http refserver "$b/overhead" || exit 1
+for i in $(seq 1 "$reps"); do
+  timed "$b/overhead/http.$i.time" "$M" run --http "$url" "${args[@]}" \
+    --json "$b/overhead/http.$i.json" --junit "$b/overhead/junit.xml" --html "$b/overhead/report.html"
+done
+python3 scripts/rawrtt.py --http "$url" 300 >"$b/overhead/raw-http.txt"
+python3 scripts/rawrtt.py --stdio "$ref --era dual" 300 >"$b/overhead/raw-stdio.txt"
+echo "bench: overhead done" >&2
+
+# 3. 10,000 tools walked and admitted (the tool suite only)
+mkdir -p "$b/many"
+for i in $(seq 1 "$reps"); do
+  timed "$b/many/run.$i.time" "$M" run --stdio "python3 fixtures/hostile/hostile.py many-tools 10000" tools/ \
+    --json "$b/many/run.$i.json" --junit "$b/many/junit.xml" --html "$b/many/report.html"
+done
+
+mkdir -p docs
+python3 scripts/bench.py "$b" "$reps" "$(cd "$dir/official" && PATH="$node24:$PATH" "$official" --version)" docs/bench.md
