@@ -333,6 +333,10 @@ struct RevState {
     tools_walk: Option<std::sync::Arc<tools::Walk>>,
     calls: Option<std::sync::Arc<tools::Calls>>,
     tool_verdicts: Option<std::sync::Arc<Vec<crate::checks::admission::ToolVerdict>>>,
+    /// The subscriptions with an empty filter and with `toolsListChanged`,
+    /// watched together once (with the trigger, if any) and judged by three
+    /// cases (nothing-unrequested; ids and list-changed).
+    trigger_listens: Option<(std::sync::Arc<subscriptions::Session>, std::sync::Arc<subscriptions::Session>)>,
 }
 
 pub struct Engine {
@@ -427,6 +431,7 @@ impl Engine {
             tools_walk: None,
             calls: None,
             tool_verdicts: None,
+            trigger_listens: None,
         }
     }
 

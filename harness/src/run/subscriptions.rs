@@ -184,76 +184,119 @@ impl Engine {
     /// new process (stdio), watch it, and with `trigger` call that tool
     /// once while it is open (and once more afterwards, on HTTP, to put the
     /// tool set back).
-    pub(super) async fn listen_session(&mut self, rev: &str, id: Value, filter: Value, trigger: Option<&InputTool>, case: &str) -> Result<Session, String> {
+    /// One listen session per (id, filter). Over HTTP the streams are
+    /// opened together and watched at once (each on its own connection); a
+    /// trigger, if given, runs once, when every stream is acknowledged. Over
+    /// stdio each gets a process of its own, one after another.
+    pub(super) async fn listen_sessions(&mut self, rev: &str, subs: Vec<(Value, Value)>, trigger: Option<&InputTool>, case: &str) -> Result<Vec<Session>, String> {
+        if matches!(self.cfg.target, super::TargetSpec::Stdio(_)) {
+            let mut all = Vec::new();
+            for (id, filter) in subs {
+                all.push(self.listen_session(rev, id, filter, trigger, case).await?);
+            }
+            return Ok(all);
+        }
+        let super::TargetSpec::Http(spec) = self.cfg.target.clone() else { unreachable!() };
+        let target = HttpTarget::new(&spec, &self.cfg.limits)?;
+        let window = if trigger.is_some() { WINDOW * 2 } else { WINDOW };
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+        let mut tools_before = vec![];
+        if trigger.is_some() {
+            tools_before = self.walk_main(rev, "tools/list", "tools", case).await?.names();
+        }
+        // Done, per stream: acknowledged, and (with a trigger) the trigger has run.
+        let trigger_ran = Arc::new(AtomicBool::new(trigger.is_none()));
+        let acked = Arc::new(AtomicUsize::new(0));
+        let mut started = Vec::new();
+        for (id, filter) in &subs {
+            let p = json!({"notifications": filter});
+            let body = wire::request(id, "subscriptions/listen", wire::modern_params(Some(&p), MetaMode::Full, MODERN));
+            let headers = wire::modern_headers(&body);
+            let shown = self.shown_headers(&target, &headers);
+            let (ran, count, t) = (trigger_ran.clone(), acked.clone(), target.clone());
+            let text = body.to_string();
+            let task = tokio::spawn(async move {
+                let seen = AtomicBool::new(false);
+                let done = move |frames: &[Frame]| {
+                    let a = acknowledged(frames);
+                    if a && !seen.swap(true, Ordering::Relaxed) {
+                        count.fetch_add(1, Ordering::Relaxed);
+                    }
+                    a && ran.load(Ordering::Relaxed)
+                };
+                t.collect(&headers, text.into_bytes(), window, &done).await
+            });
+            started.push((id.clone(), filter.clone(), body, shown, task));
+        }
+        let mut trigger_ex = Vec::new();
+        if let Some(t) = trigger {
+            // Trigger once every stream is acknowledged (or after a while).
+            for _ in 0..50 {
+                if acked.load(Ordering::Relaxed) >= subs.len() {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            trigger_ex.push(self.call_named(rev, &format!("trigger: tools/call {} while the subscription is open", t.tool), t).await?);
+            trigger_ran.store(true, Ordering::Relaxed);
+        }
+        let mut sessions = Vec::new();
+        for (id, filter, body, shown, task) in started {
+            let reply = task.await.map_err(|e| format!("listen task: {e}"))?;
+            let mut ex = Exchange {
+                label: format!("subscriptions/listen (stream watched for {} ms)", window.as_millis()),
+                transport: "http".into(),
+                http_method: Some("POST".into()),
+                rpc_method: Some("subscriptions/listen".into()),
+                sent_headers: shown,
+                sent: Some(body.to_string()),
+                request_id: Some(id.clone()),
+                fresh: true,
+                ..Default::default()
+            };
+            ex.fill_from(reply);
+            // Parsed again from the text: filling the exchange moved the
+            // reply's value out of its frame, and the judges read frames.
+            let frames = ex.frames.iter().map(|f| Frame::from_bytes(f.raw.as_bytes(), f.at_ms)).collect();
+            if let Some(st) = self.revs.get_mut(rev) {
+                super::log_frames(st, case, &ex);
+            }
+            ex.logged = true;
+            let mut exchanges = vec![ex];
+            exchanges.extend(trigger_ex.iter().cloned());
+            sessions.push(Session {
+                id,
+                filter,
+                frames,
+                exchanges,
+                tools_before: tools_before.clone(),
+                tools_after: vec![],
+                triggered: trigger.is_some(),
+                own_stream: true,
+            });
+        }
+        if let Some(t) = trigger {
+            let after = self.walk_main(rev, "tools/list", "tools", case).await?.names();
+            let restore = self.call_named(rev, &format!("restore: tools/call {} again", t.tool), t).await?;
+            for s in sessions.iter_mut() {
+                s.tools_after = after.clone();
+                s.exchanges.push(restore.clone());
+            }
+        }
+        Ok(sessions)
+    }
+
+    /// A listen session over stdio, on a process of its own.
+    async fn listen_session(&mut self, rev: &str, id: Value, filter: Value, trigger: Option<&InputTool>, case: &str) -> Result<Session, String> {
         let p = json!({"notifications": filter});
         let body = wire::request(&id, "subscriptions/listen", wire::modern_params(Some(&p), MetaMode::Full, MODERN));
-        let own_stream = matches!(self.cfg.target, super::TargetSpec::Http(_));
-        let mut s = Session { id: id.clone(), filter, frames: vec![], exchanges: vec![], tools_before: vec![], tools_after: vec![], triggered: false, own_stream };
+        let mut s = Session { id: id.clone(), filter, frames: vec![], exchanges: vec![], tools_before: vec![], tools_after: vec![], triggered: false, own_stream: false };
         if trigger.is_some() {
             s.tools_before = self.walk_main(rev, "tools/list", "tools", case).await?.names();
         }
         match self.cfg.target.clone() {
-            super::TargetSpec::Http(spec) => {
-                let target = HttpTarget::new(&spec, &self.cfg.limits)?;
-                let headers = wire::modern_headers(&body);
-                let shown = self.shown_headers(&target, &headers);
-                let text = body.to_string();
-                let window = if trigger.is_some() { WINDOW * 2 } else { WINDOW };
-                // Done: acknowledged, and (with a trigger) the trigger has run.
-                use std::sync::atomic::{AtomicBool, Ordering};
-                let trigger_ran = std::sync::Arc::new(AtomicBool::new(trigger.is_none()));
-                let acked = std::sync::Arc::new(AtomicBool::new(false));
-                let (ran, ack) = (trigger_ran.clone(), acked.clone());
-                let task = tokio::spawn(async move {
-                    let done = move |frames: &[Frame]| {
-                        let a = acknowledged(frames);
-                        ack.store(a, Ordering::Relaxed);
-                        a && ran.load(Ordering::Relaxed)
-                    };
-                    target.collect(&headers, text.into_bytes(), window, &done).await
-                });
-                if let Some(t) = trigger {
-                    // Trigger once the stream is acknowledged (or after a while).
-                    for _ in 0..50 {
-                        if acked.load(Ordering::Relaxed) {
-                            break;
-                        }
-                        tokio::time::sleep(Duration::from_millis(10)).await;
-                    }
-                    let ex = self.call_named(rev, &format!("trigger: tools/call {} while the subscription is open", t.tool), t).await?;
-                    s.exchanges.push(ex);
-                    s.triggered = true;
-                    trigger_ran.store(true, Ordering::Relaxed);
-                }
-                let reply = task.await.map_err(|e| format!("listen task: {e}"))?;
-                let mut ex = Exchange {
-                    label: format!("subscriptions/listen (stream watched for {} ms)", window.as_millis()),
-                    transport: "http".into(),
-                    http_method: Some("POST".into()),
-                    rpc_method: Some("subscriptions/listen".into()),
-                    sent_headers: shown,
-                    sent: Some(body.to_string()),
-                    request_id: Some(id.clone()),
-                    fresh: true,
-                    ..Default::default()
-                };
-                ex.fill_from(reply);
-                // Parsed again from the text: filling the exchange moved the
-                // reply's value out of its frame, and the judges read frames.
-                s.frames = ex.frames.iter().map(|f| Frame::from_bytes(f.raw.as_bytes(), f.at_ms)).collect();
-                if let Some(st) = self.revs.get_mut(rev) {
-                    super::log_frames(st, case, &ex);
-                }
-                ex.logged = true;
-                s.exchanges.insert(0, ex);
-                if s.triggered {
-                    s.tools_after = self.walk_main(rev, "tools/list", "tools", case).await?.names();
-                    if let Some(t) = trigger {
-                        let ex = self.call_named(rev, &format!("restore: tools/call {} again", t.tool), t).await?;
-                        s.exchanges.push(ex);
-                    }
-                }
-            }
+            super::TargetSpec::Http(_) => return Err("internal: listen_session is for stdio targets".into()),
             super::TargetSpec::Stdio(_) => {
                 let mut conn = self.open().await?;
                 let text = body.to_string();
@@ -323,25 +366,47 @@ impl Engine {
         let check = with.and_then(|w| w.get("check")).and_then(|c| c.as_str()).unwrap_or("").to_string();
         let mut out = StepOut::default();
         let trigger = self.cfg.contract.listen_trigger.clone();
-        let all = json!({"toolsListChanged": true, "promptsListChanged": true, "resourcesListChanged": true});
-        let (filter, use_trigger) = match check.as_str() {
-            "acknowledged" => (all.clone(), false),
-            "unrequested" => (json!({}), true),
-            "ids" | "list-changed" => (json!({"toolsListChanged": true}), true),
-            other => return StepOut { error: Some(format!("suite problem: unknown subscriptions check `{other}`")), ..Default::default() },
-        };
+        if !matches!(check.as_str(), "acknowledged" | "unrequested" | "ids" | "list-changed") {
+            return StepOut { error: Some(format!("suite problem: unknown subscriptions check `{check}`")), ..Default::default() };
+        }
         if check == "list-changed" && trigger.is_none() {
             out.na = Some("no tool that changes the tool set is named in the target config ([subscriptions] trigger_tool = \"NAME\")".into());
             return out;
         }
-        let trig = if use_trigger { trigger.as_ref() } else { None };
-        // Both JSON types of id: the acknowledgment must keep each.
-        let ids: Vec<Value> = if check == "acknowledged" { vec![self.fresh_id(), json!(format!("mcpcert-listen-{}", self.fresh_id()))] } else { vec![self.fresh_id()] };
-        for id in ids {
-            let s = match self.listen_session(&rev, id, filter.clone(), trig, &case.id).await {
-                Ok(s) => s,
+        // The two subscriptions a trigger serves (an empty filter, and
+        // toolsListChanged) are watched together, once, and judged by three
+        // cases; the acknowledgment case watches its own two.
+        let sessions: Vec<std::sync::Arc<Session>> = if check == "acknowledged" {
+            // Every kind asked for, with both JSON types of id: the
+            // acknowledgment must keep each.
+            let all = json!({"toolsListChanged": true, "promptsListChanged": true, "resourcesListChanged": true});
+            let subs = vec![(self.fresh_id(), all.clone()), (json!(format!("mcpcert-listen-{}", self.fresh_id())), all)];
+            match self.listen_sessions(&rev, subs, None, &case.id).await {
+                Ok(all) => all.into_iter().map(std::sync::Arc::new).collect(),
                 Err(e) => return StepOut { error: Some(e), ..out },
+            }
+        } else {
+            let cached = self.revs.get(&rev).and_then(|st| st.trigger_listens.clone());
+            let pair = match cached {
+                Some(p) => p,
+                None => {
+                    let subs = vec![(self.fresh_id(), json!({})), (self.fresh_id(), json!({"toolsListChanged": true}))];
+                    let mut all = match self.listen_sessions(&rev, subs, trigger.as_ref(), &case.id).await {
+                        Ok(all) => all.into_iter().map(std::sync::Arc::new),
+                        Err(e) => return StepOut { error: Some(e), ..out },
+                    };
+                    let (Some(quiet), Some(tools)) = (all.next(), all.next()) else {
+                        return StepOut { error: Some("internal: two listen sessions expected".into()), ..out };
+                    };
+                    if let Some(st) = self.revs.get_mut(&rev) {
+                        st.trigger_listens = Some((quiet.clone(), tools.clone()));
+                    }
+                    (quiet, tools)
+                }
             };
+            vec![if check == "unrequested" { pair.0 } else { pair.1 }]
+        };
+        for s in sessions {
             out.exchanges.extend(s.exchanges.iter().cloned());
             let refused = s.frames.iter().filter_map(|f| f.value.as_ref()).find(|v| v.get("id") == Some(&s.id) && v.get("error").is_some()).cloned();
             if let Some(r) = &refused {

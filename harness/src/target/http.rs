@@ -18,6 +18,7 @@ pub struct HttpSpec {
     pub secret_headers: Vec<String>,
 }
 
+#[derive(Clone)]
 pub struct HttpTarget {
     pub spec: HttpSpec,
     client: reqwest::Client,
@@ -45,6 +46,14 @@ impl HttpReply {
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
+}
+
+/// One client without an idle pool, shared by every `fresh` request: each
+/// such request still opens its own connection, and the client (TLS set-up
+/// included, tens of milliseconds) is built once per process.
+fn fresh_client() -> Result<reqwest::Client, String> {
+    static CLIENT: std::sync::OnceLock<Result<reqwest::Client, String>> = std::sync::OnceLock::new();
+    CLIENT.get_or_init(|| build_client(true)).clone()
 }
 
 fn build_client(fresh: bool) -> Result<reqwest::Client, String> {
@@ -102,7 +111,7 @@ impl HttpTarget {
         let start = Instant::now();
         let mut reply = HttpReply::default();
         let client = if fresh {
-            match build_client(true) {
+            match fresh_client() {
                 Ok(c) => c,
                 Err(e) => {
                     reply.error = Some(TransportError::Io(e));
@@ -259,16 +268,17 @@ impl HttpTarget {
             // chunk() may be dropped and polled again without loss).
             let mut stop_at = deadline;
             loop {
-                let wake = match done {
-                    Some(_) => stop_at.min(tokio::time::Instant::now() + Duration::from_millis(50)),
-                    None => deadline,
-                };
-                let next = tokio::time::timeout_at(wake, resp.chunk()).await;
+                // Judged on the frames read so far, before waiting again.
                 if let Some(f) = done {
                     if stop_at == deadline && f(&reply.frames) {
                         stop_at = (tokio::time::Instant::now() + super::stdio::GRACE).min(deadline);
                     }
                 }
+                let wake = match done {
+                    Some(_) => stop_at.min(tokio::time::Instant::now() + Duration::from_millis(50)),
+                    None => deadline,
+                };
+                let next = tokio::time::timeout_at(wake, resp.chunk()).await;
                 match next {
                     Err(_) if tokio::time::Instant::now() < stop_at => continue,
                     Err(_) => {
