@@ -180,6 +180,29 @@ impl Exchange {
         self
     }
 
+    /// What was sent, without anything that came back: what a replay
+    /// needs. Built field by field, so nothing large is copied on the way.
+    pub fn request_only(&self) -> Exchange {
+        Exchange {
+            label: self.label.clone(),
+            transport: self.transport.clone(),
+            http_method: self.http_method.clone(),
+            rpc_method: self.rpc_method.clone(),
+            sent_headers: self.sent_headers.clone(),
+            sent: self.sent.clone(),
+            status: self.status,
+            error: self.error.clone(),
+            note: self.note.clone(),
+            ms: self.ms,
+            request_id: self.request_id.clone(),
+            preamble: self.preamble.clone(),
+            fresh: self.fresh,
+            other_era: self.other_era,
+            logged: self.logged,
+            ..Default::default()
+        }
+    }
+
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
     }
@@ -957,7 +980,7 @@ fn log_frames(st: &mut RevState, case: &str, ex: &Exchange) {
         return;
     }
     // What to replay, not what came back (that can be large).
-    let origin = std::sync::Arc::new(Exchange { frames: Vec::new(), response: None, body: None, headers: Vec::new(), stderr: String::new(), ..ex.clone() });
+    let origin = std::sync::Arc::new(ex.request_only());
     for f in &ex.frames {
         if st.frames.len() >= FRAME_LOG_CAP || st.frames_bytes + f.raw.len() > FRAME_LOG_BYTES {
             st.frames_dropped += 1;

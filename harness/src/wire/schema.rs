@@ -10,7 +10,28 @@ pub const MODERN_SCHEMA: &str = include_str!("../../schemas/2026-07-28.json");
 pub const LEGACY_SCHEMA: &str = include_str!("../../schemas/2025-11-25.json");
 
 pub struct WireSchemas {
-    maps: HashMap<&'static str, jsonschema::ValidatorMap>,
+    revs: HashMap<&'static str, RevSchema>,
+}
+
+/// One revision's schema: its message type names, known at once, and its
+/// validators, compiled the first time a frame of that revision is judged
+/// (a run that serves one revision never pays for the other's).
+struct RevSchema {
+    text: &'static str,
+    defs: Vec<String>,
+    compiled: OnceLock<Result<jsonschema::ValidatorMap, String>>,
+}
+
+impl RevSchema {
+    fn map(&self) -> Option<&jsonschema::ValidatorMap> {
+        self.compiled
+            .get_or_init(|| {
+                let doc: Value = serde_json::from_str(self.text).map_err(|e| e.to_string())?;
+                jsonschema::options().offline().build_map(&doc).map_err(|e| e.to_string())
+            })
+            .as_ref()
+            .ok()
+    }
 }
 
 /// One schema violation, named by message type and JSON path.
@@ -36,32 +57,36 @@ pub fn schemas() -> &'static WireSchemas {
 
 impl WireSchemas {
     pub fn load() -> Result<WireSchemas, String> {
-        let mut maps = HashMap::new();
+        let mut revs = HashMap::new();
         for (rev, text) in [(super::MODERN, MODERN_SCHEMA), (super::LEGACY, LEGACY_SCHEMA)] {
             let doc: Value = serde_json::from_str(text).map_err(|e| format!("schema {rev}: {e}"))?;
-            let map = jsonschema::options().offline().build_map(&doc).map_err(|e| format!("schema {rev}: {e}"))?;
-            maps.insert(rev, map);
+            let mut defs: Vec<String> = doc.get("$defs").and_then(|d| d.as_object()).map(|d| d.keys().cloned().collect()).unwrap_or_default();
+            defs.sort();
+            revs.insert(rev, RevSchema { text, defs, compiled: OnceLock::new() });
         }
-        Ok(WireSchemas { maps })
+        Ok(WireSchemas { revs })
+    }
+
+    /// Compile every revision's validators now (tests; a schema that does
+    /// not compile is reported here instead of at the first frame).
+    pub fn compile_all(&self) -> Result<(), String> {
+        for (rev, r) in &self.revs {
+            r.map().ok_or_else(|| format!("schema {rev}: {}", r.compiled.get().and_then(|c| c.as_ref().err()).cloned().unwrap_or_default()))?;
+        }
+        Ok(())
     }
 
     pub fn has(&self, revision: &str, def: &str) -> bool {
-        self.maps.get(revision).is_some_and(|m| m.contains_key(&format!("#/$defs/{def}")))
+        self.revs.get(revision).is_some_and(|r| r.defs.binary_search_by(|d| d.as_str().cmp(def)).is_ok())
     }
 
     pub fn def_names(&self, revision: &str) -> Vec<String> {
-        let mut v: Vec<String> = self
-            .maps
-            .get(revision)
-            .map(|m| m.keys().filter_map(|k| k.strip_prefix("#/$defs/")).filter(|k| !k.contains('/')).map(String::from).collect())
-            .unwrap_or_default();
-        v.sort();
-        v
+        self.revs.get(revision).map(|r| r.defs.clone()).unwrap_or_default()
     }
 
     /// Validate `value` as message type `def` of `revision`.
     pub fn validate(&self, revision: &str, def: &str, value: &Value) -> Vec<Violation> {
-        let Some(v) = self.maps.get(revision).and_then(|m| m.get(&format!("#/$defs/{def}"))) else {
+        let Some(v) = self.revs.get(revision).and_then(|r| r.map()).and_then(|m| m.get(&format!("#/$defs/{def}"))) else {
             return vec![Violation { message_type: def.into(), path: String::new(), problem: format!("mcpcert has no schema for `{def}` in {revision}") }];
         };
         let mut out: Vec<Violation> = v
@@ -161,6 +186,7 @@ mod tests {
     #[test]
     fn schemas_compile_and_name_paths() {
         let s = schemas();
+        s.compile_all().expect("both revisions' schemas compile");
         assert!(s.has("2026-07-28", "DiscoverResult"));
         assert!(s.has("2025-11-25", "InitializeResult"));
         let bad = json!({"resultType": "complete", "supportedVersions": ["2026-07-28"], "capabilities": {}, "ttlMs": -1, "cacheScope": "public"});
