@@ -19,7 +19,7 @@ use crate::target::{Frame, Limits, TransportError};
 use crate::wire::{self, LEGACY, MODERN, MetaMode};
 use serde::Serialize;
 use serde_json::{Value, json};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone)]
@@ -360,6 +360,8 @@ struct RevState {
     /// watched together once (with the trigger, if any) and judged by three
     /// cases (nothing-unrequested; ids and list-changed).
     trigger_listens: Option<(std::sync::Arc<subscriptions::Session>, std::sync::Arc<subscriptions::Session>)>,
+    /// Header probes' baselines that were served, by request (method and params).
+    baselines: HashMap<String, Exchange>,
 }
 
 pub struct Engine {
@@ -455,6 +457,7 @@ impl Engine {
             calls: None,
             tool_verdicts: None,
             trigger_listens: None,
+            baselines: HashMap::new(),
         }
     }
 
