@@ -101,7 +101,7 @@ w, k = times(f"{b}/many/run.*.time")
 r = report(f"{b}/many/run.1.json")
 walk = next(c for c in r["cases"] if c["id"] == "2026-07-28/tools/list-walk")
 md("## 10,000 tools walked and admitted", "",
-   "`fixtures/hostile/hostile.py many-tools 10000` (one page of 10,000 tools, about 2.4 MB) over",
+   "`fixtures/hostile/hostile.py many-tools 10000` (one page of 10,000 small tools, about 0.6 MB of JSON) over",
    "stdio, the tool suite only (`tools/`): the walk, every descriptor admitted, the calls allowed.",
    "",
    "| wall | peak RSS (GNU time) | peak RSS (report) | list-walk verdict | goal: under 50 MB |",
