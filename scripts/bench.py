@@ -56,8 +56,15 @@ md("## mcpcert and the official suite on the same HTTP servers", "",
    "(INFO lines left out); \"cases\" counts mcpcert's cases of that revision, and how many got a",
    "verdict other than n/a. The scopes overlap but are not the same: `docs/interop.md` maps them.",
    "",
-   "| server | revision | official: checks, wall, peak RSS | mcpcert: cases (judged), wall, peak RSS | faster | less memory |",
-   "|---|---|---|---|---|---|")
+   "\"exchanges\" counts the request/response pairs in mcpcert's transcripts (a shared one",
+   "shown in several cases counts each time); \"server round trip\" is the median of 100 raw",
+   "`tools/list` requests (`scripts/rawrtt.py`), the floor any client pays per request. Against",
+   "a slow server mcpcert's wall time is mostly that floor times its requests, and it sends more",
+   "of them than the official suite (counted once in fastmcp's access log: 104 HTTP requests",
+   "against the official suite's 83).",
+   "",
+   "| server | revision | official: checks, wall, peak RSS | mcpcert: cases (judged), exchanges, wall, peak RSS | server round trip | faster | less memory |",
+   "|---|---|---|---|---|---|---|")
 tot_o = tot_m = 0.0
 for name, rev in [("refserver", "2026-07-28"), ("fastmcp", "2026-07-28"), ("rmcp", "2026-07-28"), ("server-everything", "2025-11-25")]:
     ow, ok = times(f"{b}/{name}/official.*.time")
@@ -70,8 +77,13 @@ for name, rev in [("refserver", "2026-07-28"), ("fastmcp", "2026-07-28"), ("rmcp
     r = report(f"{b}/{name}/mcpcert.1.json")
     cases = [c for c in r["cases"] if c["revision"] == rev]
     judged = sum(1 for c in cases if c["verdict"] != "n/a")
-    md(f"| {name} | {rev} | {checks}, {ow:.2f} s, {mib(ok)} | {len(cases)} ({judged}), {mw:.2f} s, {mib(mk)} | "
-       f"{ow / mw:.1f}× | {ok / mk:.1f}× |")
+    ex = sum(1 for c in cases for e in c.get("transcript", []) if e.get("sent") is not None)
+    try:
+        rtt = f"{float(open(f'{b}/{name}/raw.txt').read().split()[0]) * 1000:.2f} ms"
+    except (OSError, ValueError, IndexError):
+        rtt = "—"
+    md(f"| {name} | {rev} | {checks}, {ow:.2f} s, {mib(ok)} | {len(cases)} ({judged}), {ex}, {mw:.2f} s, {mib(mk)} | "
+       f"{rtt} | {ow / mw:.1f}× | {ok / mk:.1f}× |")
 md("", f"Over the four servers: official {tot_o:.2f} s, mcpcert {tot_m:.2f} s, **{tot_o / tot_m:.1f}× faster** "
    f"(the issue's goal is 10×: {'met' if tot_o / tot_m >= 10 else 'not met'}).", "")
 

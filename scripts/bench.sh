@@ -37,6 +37,9 @@ for s in refserver:2026-07-28 fastmcp:2026-07-28 rmcp:2026-07-28 server-everythi
     timed "$b/$name/mcpcert.$i.time" "$M" run --http "$url" "${args[@]}" --revision "$rev" \
       --json "$b/$name/mcpcert.$i.json" --junit "$b/$name/junit.xml" --html "$b/$name/report.html"
   done
+  # the server's own floor: a raw round trip (2026-07-28 only; a 2025-11-25
+  # server needs a session, which rawrtt.py does not open)
+  [ "$rev" = 2026-07-28 ] && python3 scripts/rawrtt.py --http "$url" 100 >"$b/$name/raw.txt"
   echo "bench: $name done" >&2
 done
 
