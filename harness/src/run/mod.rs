@@ -369,6 +369,9 @@ pub struct Engine {
     revs: BTreeMap<String, RevState>,
     next_id: i64,
     pub started: Instant,
+    /// stdio: the next fresh process, started while the current case runs
+    /// (a server's start-up can take seconds); it has been sent nothing.
+    spare: std::sync::Mutex<Option<StdioTarget>>,
 }
 
 pub enum Probe {
@@ -379,7 +382,7 @@ pub enum Probe {
 
 impl Engine {
     pub fn new(cfg: RunConfig) -> Engine {
-        Engine { cfg, revs: BTreeMap::new(), next_id: 1, started: Instant::now() }
+        Engine { cfg, revs: BTreeMap::new(), next_id: 1, started: Instant::now(), spare: std::sync::Mutex::new(None) }
     }
 
     pub fn revision_infos(&self) -> Vec<RevisionInfo> {
@@ -399,10 +402,25 @@ impl Engine {
         json!(id)
     }
 
-    /// Open a new connection (its own HTTP client) or spawn a new process.
+    /// Open a new connection (its own HTTP client) or take a new process.
+    /// stdio: the process started last time is taken, if any, and the next
+    /// one is started at once, so start-up overlaps the case's work. Each
+    /// process still gets its first line from the case that takes it.
     async fn open(&self) -> Result<Conn, String> {
         match &self.cfg.target {
-            TargetSpec::Stdio(s) => StdioTarget::spawn(s, &self.cfg.limits).map(Conn::Stdio),
+            TargetSpec::Stdio(s) => {
+                let spare = self.spare.lock().ok().and_then(|mut g| g.take());
+                let conn = match spare {
+                    Some(t) => t,
+                    None => StdioTarget::spawn(s, &self.cfg.limits)?,
+                };
+                if let Ok(next) = StdioTarget::spawn(s, &self.cfg.limits) {
+                    if let Ok(mut g) = self.spare.lock() {
+                        *g = Some(next);
+                    }
+                }
+                Ok(Conn::Stdio(conn))
+            }
             TargetSpec::Http(h) => HttpTarget::new(h, &self.cfg.limits).map(|t| Conn::Http { target: t, session: None }),
         }
     }
