@@ -122,6 +122,11 @@ pub fn judge_acknowledgment(s: &Session) -> (Vec<String>, Option<String>) {
     (out, note)
 }
 
+/// The error the server answered the listen request with, if it refused it.
+fn refusal(s: &Session) -> Option<&Value> {
+    s.frames.iter().filter_map(|f| f.value.as_ref()).find(|v| v.get("id") == Some(&s.id) && v.get("error").is_some())
+}
+
 fn type_name(v: &Value) -> &'static str {
     match v {
         Value::String(_) => "a string",
@@ -192,7 +197,15 @@ impl Engine {
         if matches!(self.cfg.target, super::TargetSpec::Stdio(_)) {
             let mut all = Vec::new();
             for (id, filter) in subs {
-                all.push(self.listen_session(rev, id, filter, trigger, case).await?);
+                let conn = self.open().await?;
+                let s = self.listen_session(rev, id, filter, trigger, case, conn).await?;
+                // A server without the method refuses every listen alike:
+                // the first refusal is the answer for all of them.
+                let unimplemented = refusal(&s).is_some_and(|r| r.pointer("/error/code").and_then(|c| c.as_i64()) == Some(-32601));
+                all.push(s);
+                if unimplemented {
+                    break;
+                }
             }
             return Ok(all);
         }
@@ -287,8 +300,8 @@ impl Engine {
         Ok(sessions)
     }
 
-    /// A listen session over stdio, on a process of its own.
-    async fn listen_session(&mut self, rev: &str, id: Value, filter: Value, trigger: Option<&InputTool>, case: &str) -> Result<Session, String> {
+    /// A listen session over stdio, on a process of its own (`conn`).
+    async fn listen_session(&mut self, rev: &str, id: Value, filter: Value, trigger: Option<&InputTool>, case: &str, mut conn: Conn) -> Result<Session, String> {
         let p = json!({"notifications": filter});
         let body = wire::request(&id, "subscriptions/listen", wire::modern_params(Some(&p), MetaMode::Full, MODERN));
         let mut s = Session { id: id.clone(), filter, frames: vec![], exchanges: vec![], tools_before: vec![], tools_after: vec![], triggered: false, own_stream: false };
@@ -298,7 +311,6 @@ impl Engine {
         match self.cfg.target.clone() {
             super::TargetSpec::Http(_) => return Err("internal: listen_session is for stdio targets".into()),
             super::TargetSpec::Stdio(_) => {
-                let mut conn = self.open().await?;
                 let text = body.to_string();
                 let mut ex = Exchange {
                     label: "subscriptions/listen".into(),
@@ -395,9 +407,11 @@ impl Engine {
                         Ok(all) => all.into_iter().map(std::sync::Arc::new),
                         Err(e) => return StepOut { error: Some(e), ..out },
                     };
-                    let (Some(quiet), Some(tools)) = (all.next(), all.next()) else {
-                        return StepOut { error: Some("internal: two listen sessions expected".into()), ..out };
+                    let Some(quiet) = all.next() else {
+                        return StepOut { error: Some("internal: no listen session".into()), ..out };
                     };
+                    // Only one when the first was refused as unimplemented.
+                    let tools = all.next().unwrap_or_else(|| quiet.clone());
                     if let Some(st) = self.revs.get_mut(&rev) {
                         st.trigger_listens = Some((quiet.clone(), tools.clone()));
                     }
@@ -408,7 +422,7 @@ impl Engine {
         };
         for s in sessions {
             out.exchanges.extend(s.exchanges.iter().cloned());
-            let refused = s.frames.iter().filter_map(|f| f.value.as_ref()).find(|v| v.get("id") == Some(&s.id) && v.get("error").is_some()).cloned();
+            let refused = refusal(&s).cloned();
             if let Some(r) = &refused {
                 if r.pointer("/error/code").and_then(|c| c.as_i64()) == Some(-32601) {
                     out.na = Some(
