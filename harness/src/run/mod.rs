@@ -20,7 +20,7 @@ use crate::wire::{self, LEGACY, MODERN, MetaMode};
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 #[derive(Debug, Clone)]
 pub enum TargetSpec {
@@ -635,7 +635,10 @@ impl Engine {
                             ex.error = err;
                         }
                         _ => {
-                            ex.frames = t.read_for(Duration::from_millis(300)).await;
+                            // No reply is due; what the message provokes soon
+                            // is shown with it (anything later is still read,
+                            // with the next exchange, and audited).
+                            ex.frames = t.read_for(crate::target::stdio::GRACE).await;
                         }
                     }
                 }
