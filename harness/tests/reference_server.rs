@@ -136,7 +136,13 @@ fn judge_fault(f: &FaultInfo, era: &str, t: &'static str, base: &BTreeMap<String
     let mut s = Setup::new(t, era);
     s.faults = vec![f.name.clone()];
     let res = run_all(&s);
-    let changed: BTreeSet<String> = res.iter().filter(|(id, r)| base[*id].verdict != r.verdict).map(|(id, _)| id.clone()).collect();
+    // A case the fault does not target may go n/a (the fault took away
+    // what it judges, e.g. a subscription never acknowledged), never red.
+    let changed: BTreeSet<String> = res
+        .iter()
+        .filter(|(id, r)| base[*id].verdict != r.verdict && (r.verdict != Verdict::NotApplicable || f.targets.iter().any(|t| t == *id)))
+        .map(|(id, _)| id.clone())
+        .collect();
     let served = if era == "legacy" { "2025-11-25/" } else { "2026-07-28/" };
     // Targets that do not apply to this set-up (e.g. HTTP-only cases over
     // stdio) cannot change; the final check still demands that every case

@@ -446,7 +446,13 @@ impl Engine {
                         out.exchanges.push(Exchange { label: "end of subscription".into(), note: Some(n), ..Default::default() });
                     }
                 }
-                "unrequested" => out.failures.extend(judge_unrequested(&s)),
+                "unrequested" => {
+                    out.failures.extend(judge_unrequested(&s));
+                    let acked = notifications(&s.frames).any(|v| v.get("method").and_then(|m| m.as_str()) == Some("notifications/subscriptions/acknowledged"));
+                    if out.failures.is_empty() && !acked {
+                        out.na = Some("the subscription was never acknowledged (subscriptions/acknowledged says why), so there is nothing on it to judge".into());
+                    }
+                }
                 "ids" => {
                     let (f, seen) = judge_ids(&s);
                     out.failures.extend(f);
