@@ -99,10 +99,14 @@ impl Engine {
     /// Send `method`/`params` on the main connection with the standard
     /// headers (plus `Mcp-Param-*` for tools/call), changed by `edits`.
     async fn probe_send(&mut self, rev: &str, label: &str, t: &Target, body_version: Option<&str>, edits: Vec<HeaderEdit>) -> Result<Exchange, String> {
-        let id = self.fresh_id();
-        // A 2025-11-25 request carries no `_meta` envelope: the session holds it.
-        let params = if rev == wire::LEGACY { Some(t.params.clone()) } else { wire::modern_params(Some(&t.params), MetaMode::Full, body_version.unwrap_or(MODERN)) };
-        let body = wire::request(&id, &t.method, params);
+        let body = match body_version {
+            None => self.body_for(rev, &t.method, Some(t.params.clone())),
+            // A probe whose `_meta` names another version than the header.
+            Some(v) => {
+                let id = self.fresh_id();
+                wire::request(&id, &t.method, wire::modern_params(Some(&t.params), MetaMode::Full, v))
+            }
+        };
         let mut all: Vec<HeaderEdit> = Vec::new();
         if let (Some(schema), Some(args)) = (&t.schema, t.params.get("arguments")) {
             all.extend(param_headers(schema, args).into_iter().map(|(k, v)| HeaderEdit::Set(k, v)));
