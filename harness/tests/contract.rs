@@ -181,33 +181,55 @@ fn the_walker_follows_the_empty_string_cursor() {
     assert!(note.contains("3 page(s), 11 item(s); cursors sent back: [\"\", \"c2\"]"), "{note}");
 }
 
+/// The 2026-07-28 subscription cases against the reference server started
+/// with `args` (plus `--era modern`), with the trigger configured.
+fn subscription_cases(name: &str, http: bool, args: &[&str]) -> (Option<i32>, Vec<serde_json::Value>) {
+    let dir = outdir(&format!("{name}-{http}"));
+    let mut args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    args.splice(0..0, ["--era".to_string(), "modern".into()]);
+    let _server;
+    let mut cmd = mcpcert();
+    if http {
+        let s = common::start_http(&args);
+        cmd.args(["run", "--http", &s.url]);
+        _server = Some(s);
+    } else {
+        cmd.args(["run", "--stdio", &format!("{} {}", refserver().display(), args.join(" "))]);
+        _server = None;
+    }
+    let cfg = dir.join("trigger.toml");
+    std::fs::write(&cfg, "[subscriptions]\ntrigger_tool = \"toggle_beta\"\n").unwrap();
+    cmd.arg("--config").arg(&cfg).arg("2026-07-28/subscriptions/");
+    report_args(&mut cmd, &dir);
+    let out = cmd.output().unwrap();
+    let r = report(&dir);
+    (out.status.code(), r["cases"].as_array().unwrap().clone())
+}
+
 #[test]
 fn a_server_without_subscriptions_listen_makes_those_cases_na_with_the_reason() {
     for http in [false, true] {
-        let dir = outdir(&format!("no-listen-{http}"));
-        let args = vec!["--era".to_string(), "modern".into(), "--no-listen".into()];
-        let _server;
-        let mut cmd = mcpcert();
-        if http {
-            let s = common::start_http(&args);
-            cmd.args(["run", "--http", &s.url]);
-            _server = Some(s);
-        } else {
-            cmd.args(["run", "--stdio", &format!("{} {}", refserver().display(), args.join(" "))]);
-            _server = None;
-        }
-        let cfg = dir.join("trigger.toml");
-        std::fs::write(&cfg, "[subscriptions]\ntrigger_tool = \"toggle_beta\"\n").unwrap();
-        cmd.arg("--config").arg(&cfg).arg("2026-07-28/subscriptions/");
-        report_args(&mut cmd, &dir);
-        let out = cmd.output().unwrap();
-        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
-        let r = report(&dir);
-        let cases = r["cases"].as_array().unwrap();
+        let (code, cases) = subscription_cases("no-listen", http, &["--no-listen"]);
+        assert_eq!(code, Some(0), "{cases:?}");
         assert_eq!(cases.len(), 4);
-        for c in cases {
+        for c in &cases {
             assert_eq!(c["verdict"], "n/a", "{c}");
             assert!(c["message"].as_str().unwrap().contains("-32601"), "{c}");
         }
+    }
+}
+
+#[test]
+fn a_subscription_never_acknowledged_leaves_nothing_unrequested_na_not_passed() {
+    // HTTP only: over stdio each unanswered listen waits out the start-up
+    // timeout (15 s); the judgement over the frames is the same code.
+    for http in [true] {
+        let (code, cases) = subscription_cases("no-ack", http, &["--fault", "listen-no-ack"]);
+        assert_eq!(code, Some(1), "{cases:?}");
+        let verdict = |id: &str| cases.iter().find(|c| c["id"] == id).unwrap().clone();
+        assert_eq!(verdict("2026-07-28/subscriptions/acknowledged")["verdict"], "fail");
+        let c = verdict("2026-07-28/subscriptions/nothing-unrequested");
+        assert_eq!(c["verdict"], "n/a", "{c}");
+        assert!(c["message"].as_str().unwrap().contains("never acknowledged"), "{c}");
     }
 }

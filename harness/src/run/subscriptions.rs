@@ -39,6 +39,8 @@ pub struct Session {
     /// HTTP: the frames came on the subscription's own stream. stdio: they
     /// came on the process, where other requests' notifications may mix in.
     pub own_stream: bool,
+    /// How long the subscription was watched for its acknowledgment.
+    pub watched_ms: u128,
 }
 
 fn sub_id(v: &Value) -> Option<&Value> {
@@ -73,7 +75,7 @@ pub fn judge_acknowledgment(s: &Session) -> (Vec<String>, Option<String>) {
     match mine {
         None => out.push(format!(
             "no notifications/subscriptions/acknowledged arrived within {} ms of subscriptions/listen (id {})",
-            WINDOW.as_millis(),
+            s.watched_ms,
             brief(&s.id)
         )),
         Some(v) => {
@@ -287,6 +289,7 @@ impl Engine {
                 tools_after: vec![],
                 triggered: trigger.is_some(),
                 own_stream: true,
+                watched_ms: window.as_millis(),
             });
         }
         if let Some(t) = trigger {
@@ -304,7 +307,7 @@ impl Engine {
     async fn listen_session(&mut self, rev: &str, id: Value, filter: Value, trigger: Option<&InputTool>, case: &str, mut conn: Conn) -> Result<Session, String> {
         let p = json!({"notifications": filter});
         let body = wire::request(&id, "subscriptions/listen", wire::modern_params(Some(&p), MetaMode::Full, MODERN));
-        let mut s = Session { id: id.clone(), filter, frames: vec![], exchanges: vec![], tools_before: vec![], tools_after: vec![], triggered: false, own_stream: false };
+        let mut s = Session { id: id.clone(), filter, frames: vec![], exchanges: vec![], tools_before: vec![], tools_after: vec![], triggered: false, own_stream: false, watched_ms: 0 };
         if trigger.is_some() {
             s.tools_before = self.walk_main(rev, "tools/list", "tools", case).await?.names();
         }
@@ -325,6 +328,7 @@ impl Engine {
                     let started = std::time::Instant::now();
                     // A new process may take its start-up time to answer.
                     let window = t.answer_timeout();
+                    s.watched_ms = window.as_millis();
                     match t.write_line(text.as_bytes()).await {
                         Ok(()) => ex.frames = t.read_until(window, acknowledged).await,
                         Err(e) => ex.error = Some(e),
@@ -468,9 +472,13 @@ impl Engine {
                     let arrived = notifications(&s.frames).any(|v| v.get("method").and_then(|m| m.as_str()) == Some("notifications/tools/list_changed"));
                     if !arrived {
                         out.failures.push(format!(
-                            "after {} changed the tool set, no notifications/tools/list_changed arrived on the subscription within {} ms",
+                            "after {} changed the tool set, no notifications/tools/list_changed arrived on the subscription {}",
                             trigger.as_ref().map(|t| t.tool.as_str()).unwrap_or("?"),
-                            WINDOW.as_millis()
+                            if s.own_stream {
+                                format!("before its stream was closed (at most {} ms after subscriptions/listen)", s.watched_ms)
+                            } else {
+                                format!("within {} ms of the trigger's reply", crate::target::stdio::GRACE.as_millis())
+                            }
                         ));
                     }
                     if s.tools_before == s.tools_after {
@@ -497,6 +505,7 @@ mod tests {
             tools_after: vec![],
             triggered: false,
             own_stream: true,
+            watched_ms: 1500,
         }
     }
 
