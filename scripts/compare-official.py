@@ -16,7 +16,6 @@ UNEXPLAINED otherwise.
 """
 import glob
 import json
-import os
 import re
 import sys
 
@@ -67,6 +66,7 @@ def cell(s):
 lines = []
 unexplained = 0
 mapped_cases = {c for m in checks_map.values() for c in m.get("mcpcert", [])}
+known_cases = set()
 totals = {"both": 0, "agree": 0}
 lines += [
     "# mcpcert and the official conformance suite, side by side",
@@ -93,6 +93,7 @@ for name, rev in sets:
         print(f"compare: no mcpcert report for {name}", file=sys.stderr)
         sys.exit(2)
     ours = {c["id"].split("/", 1)[1]: c for c in report["cases"] if c["id"].startswith(rev + "/")}
+    known_cases.update(c["id"].split("/", 1)[1] for c in report["cases"])
     rows_same, rows_diff, official_only = [], [], []
     used = set()
     for cid, (ov, omsg, fixture) in sorted(off.items()):
@@ -140,6 +141,12 @@ for name, rev in sets:
     b += [", ".join(f"`{c}` {ours[c]['verdict']}" for c in ours_only) or "None."]
     bodies += b + [""]
 
+# A case named in the map that no report knows is a typo, and would make a
+# check look unanswered by mcpcert.
+unknown = sorted(mapped_cases - known_cases)
+if unknown:
+    print(f"compare: the map names mcpcert cases that do not exist: {unknown}", file=sys.stderr)
+    unexplained += len(unknown)
 lines += ["## Summary", ""] + summary + [""]
 lines += [f"Over all servers the two tools make {totals['both']} comparable checks and agree on {totals['agree']}.",
           "Wall time and peak RSS are for the whole run of each tool (GNU time; the official suite's",
