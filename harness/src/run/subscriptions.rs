@@ -270,10 +270,11 @@ impl Engine {
                 fresh: true,
                 ..Default::default()
             };
+            // The judges read every frame with its value; filling the
+            // exchange moves the reply's value out of its frame, so they get
+            // the frames as they came.
+            let frames = reply.frames.clone();
             ex.fill_from(reply);
-            // Parsed again from the text: filling the exchange moved the
-            // reply's value out of its frame, and the judges read frames.
-            let frames = ex.frames.iter().map(|f| Frame::from_bytes(f.raw.as_bytes(), f.at_ms)).collect();
             if let Some(st) = self.revs.get_mut(rev) {
                 super::log_frames(st, case, &ex);
             }
