@@ -18,7 +18,11 @@ const EXIT_USAGE: u8 = 2;
 const EXIT_UNREACHABLE: u8 = 3;
 
 #[derive(Parser)]
-#[command(name = "mcpcert", version, about = "Conformance harness for MCP servers (2026-07-28 and 2025-11-25), over stdio and Streamable HTTP")]
+#[command(
+    name = "mcpcert",
+    version,
+    about = "Conformance harness for MCP servers (2026-07-28 and 2025-11-25), over stdio and Streamable HTTP"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -307,11 +311,8 @@ fn run(args: RunArgs) -> u8 {
         return EXIT_OK;
     }
     // Only probe the revisions whose cases survive the filters.
-    let selected: Vec<Case> = cases
-        .iter()
-        .filter(|c| !lt_args.is_filtered_out(&libtest_mimic::Trial::test(c.id.clone(), || Ok(()))))
-        .cloned()
-        .collect();
+    let selected: Vec<Case> =
+        cases.iter().filter(|c| !lt_args.is_filtered_out(&libtest_mimic::Trial::test(c.id.clone(), || Ok(())))).cloned().collect();
     let mut effective_rev = revision.clone();
     if effective_rev.is_none() {
         let revs: std::collections::BTreeSet<&str> = selected.iter().map(|c| c.revision.as_str()).collect();
@@ -355,10 +356,16 @@ fn run(args: RunArgs) -> u8 {
             }
         }
         if let Some(sb) = &c.subscriptions {
-            contract.listen_trigger = Some(mcpcert::run::mrtr::InputTool { tool: sb.trigger_tool.clone(), arguments: sb.trigger_arguments.clone().unwrap_or(serde_json::json!({})) });
+            contract.listen_trigger = Some(mcpcert::run::mrtr::InputTool {
+                tool: sb.trigger_tool.clone(),
+                arguments: sb.trigger_arguments.clone().unwrap_or(serde_json::json!({})),
+            });
         }
         if let Some(ir) = &c.input_required {
-            contract.input_tool = Some(mcpcert::run::mrtr::InputTool { tool: ir.tool.clone(), arguments: ir.arguments.clone().unwrap_or(serde_json::json!({})) });
+            contract.input_tool = Some(mcpcert::run::mrtr::InputTool {
+                tool: ir.tool.clone(),
+                arguments: ir.arguments.clone().unwrap_or(serde_json::json!({})),
+            });
         }
     }
     if let Some(n) = args.max_pages {
@@ -396,7 +403,12 @@ fn run(args: RunArgs) -> u8 {
             let problem = target_problem.clone();
             libtest_mimic::Trial::ignorable_test(c.id.clone(), move || {
                 let res = match &problem {
-                    Some(why) => CaseResult::new(&case, transport, Verdict::Error, format!("not run: the target could not be started or reached: {why}")),
+                    Some(why) => CaseResult::new(
+                        &case,
+                        transport,
+                        Verdict::Error,
+                        format!("not run: the target could not be started or reached: {why}"),
+                    ),
                     None => {
                         let mut e = eng.lock().unwrap_or_else(|p| p.into_inner());
                         rt.block_on(e.run_case(&case))
@@ -495,7 +507,9 @@ fn rerun_command(args: &RunArgs, target: &TargetSpec) -> String {
     // The target, unless the config file names it.
     if args.config.is_none() || args.stdio.is_some() || args.http.is_some() {
         match target {
-            TargetSpec::Stdio(sp) => s.push_str(&format!(" --stdio {}", shell_quote(&sp.argv.iter().map(|a| shell_quote(a)).collect::<Vec<_>>().join(" ")))),
+            TargetSpec::Stdio(sp) => {
+                s.push_str(&format!(" --stdio {}", shell_quote(&sp.argv.iter().map(|a| shell_quote(a)).collect::<Vec<_>>().join(" "))))
+            }
             TargetSpec::Http(h) => s.push_str(&format!(" --http {}", shell_quote(&mcpcert::run::redact_url(&h.url)))),
         }
     }

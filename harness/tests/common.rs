@@ -121,10 +121,19 @@ pub fn run_all(setup: &Setup) -> BTreeMap<String, CaseResult> {
     // The reference server allows local origins only.
     let allowed_origin = (setup.transport == "http").then(|| "http://localhost".to_string());
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-    let cfg = RunConfig { target, limits, revision: None, strict: false, rerun_base: "mcpcert run".into(), contract: mcpcert::run::Contract {
+    let cfg = RunConfig {
+        target,
+        limits,
+        revision: None,
+        strict: false,
+        rerun_base: "mcpcert run".into(),
+        contract: mcpcert::run::Contract {
             max_pages: 200,
             allowed_origin,
-            input_tool: Some(mcpcert::run::mrtr::InputTool { tool: "confirm_order".into(), arguments: serde_json::json!({"item": "book"}) }),
+            input_tool: Some(mcpcert::run::mrtr::InputTool {
+                tool: "confirm_order".into(),
+                arguments: serde_json::json!({"item": "book"}),
+            }),
             listen_trigger: Some(mcpcert::run::mrtr::InputTool { tool: "toggle_beta".into(), arguments: serde_json::json!({}) }),
             roles: roles(),
             ..Default::default()

@@ -114,7 +114,13 @@ fn lint_and_run_reject_the_same_tools() {
         let c = case(&r, case_id);
         assert_eq!(c["verdict"], verdict, "{c}");
         assert!(c["message"].as_str().unwrap().contains(&format!("- {tool}: ")), "{c}");
-        let failing: Vec<&str> = r["cases"].as_array().unwrap().iter().filter(|c| c["verdict"] == "fail" || c["verdict"] == "warn").map(|c| c["id"].as_str().unwrap()).collect();
+        let failing: Vec<&str> = r["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["verdict"] == "fail" || c["verdict"] == "warn")
+            .map(|c| c["id"].as_str().unwrap())
+            .collect();
         assert_eq!(failing, [case_id], "{fault}: only its own rule");
     }
 }

@@ -8,14 +8,17 @@ use common::{case, mcpcert, outdir, report, report_args};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-
 fn run_stdio(server: &str, dir: &Path, extra: &[&str]) -> (i32, String, Duration) {
     let start = Instant::now();
     let mut cmd = mcpcert();
     cmd.args(["run", "--stdio", server, "--startup-timeout-ms", "2000", "--request-timeout-ms", "2000"]).args(extra);
     report_args(&mut cmd, dir);
     let out = cmd.output().unwrap();
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr), start.elapsed())
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+        start.elapsed(),
+    )
 }
 
 /// The JUnit file holds no character XML 1.0 forbids, parses as JUnit,
@@ -31,7 +34,6 @@ fn assert_junit_well_formed(dir: &Path) -> String {
     assert_eq!(cases as u64, report(dir)["summary"]["total"].as_u64().unwrap(), "one testcase per case");
     xml
 }
-
 
 #[test]
 fn garbage_on_stdout_and_no_answer_gives_exit_3_and_full_reports() {
@@ -99,7 +101,10 @@ fn unreachable_url_gives_exit_3() {
     let out = cmd.output().unwrap();
     assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
     assert_junit_well_formed(&dir);
-    assert!(String::from_utf8_lossy(&out.stdout).contains("test result: FAILED"), "the console summary is printed for unreachable targets too");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("test result: FAILED"),
+        "the console summary is printed for unreachable targets too"
+    );
 }
 
 #[test]
@@ -134,7 +139,10 @@ fn clean_reference_server_exits_0_and_filters_work() {
 #[test]
 fn control_characters_and_invalid_utf8_quoted_from_the_server_keep_junit_well_formed() {
     let dir = outdir("ctrl");
-    let cmd = format!("sh -c 'printf \"\\033[31mred\\000nul\\007bell \\377\\376 <tag> & ]]>\\n\"; exec {} --era modern'", common::refserver().display());
+    let cmd = format!(
+        "sh -c 'printf \"\\033[31mred\\000nul\\007bell \\377\\376 <tag> & ]]>\\n\"; exec {} --era modern'",
+        common::refserver().display()
+    );
     let (code, out, _) = run_stdio(&cmd, &dir, &["stdio-stdout-only-jsonrpc"]);
     assert_eq!(code, 1, "{out}");
     let xml = assert_junit_well_formed(&dir);
@@ -156,5 +164,8 @@ fn wire_audit_failure_replays_the_offending_request_and_reruns_the_revision() {
     assert!(c["message"].as_str().unwrap().contains("ListToolsResultResponse at /result"), "{c}");
     let repro = c["reproducer"].as_str().unwrap();
     assert!(repro.contains("--revision 2026-07-28") && !repro.contains("--exact"), "a whole-run check reruns its revision: {repro}");
-    assert!(repro.lines().any(|l| l.starts_with("printf") && l.contains("tools/list")), "the request that drew the bad frame is replayed: {repro}");
+    assert!(
+        repro.lines().any(|l| l.starts_with("printf") && l.contains("tools/list")),
+        "the request that drew the bad frame is replayed: {repro}"
+    );
 }

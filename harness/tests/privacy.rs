@@ -13,9 +13,18 @@ fn secrets_and_param_values_are_redacted_everywhere() {
     for redact in [false, true] {
         let dir = outdir(&format!("privacy-{redact}"));
         let cfg = dir.join("target.toml");
-        std::fs::write(&cfg, format!("[target]\nurl = {:?}\n[target.headers]\nAuthorization = {{ env = \"MCPCERT_TEST_TOKEN\" }}\n", server.url)).unwrap();
+        std::fs::write(
+            &cfg,
+            format!("[target]\nurl = {:?}\n[target.headers]\nAuthorization = {{ env = \"MCPCERT_TEST_TOKEN\" }}\n", server.url),
+        )
+        .unwrap();
         let mut cmd = mcpcert();
-        cmd.env("MCPCERT_TEST_TOKEN", format!("Bearer {token}")).args(["run", "--config", cfg.to_str().unwrap(), "2026-07-28/headers/param-"]);
+        cmd.env("MCPCERT_TEST_TOKEN", format!("Bearer {token}")).args([
+            "run",
+            "--config",
+            cfg.to_str().unwrap(),
+            "2026-07-28/headers/param-",
+        ]);
         if redact {
             cmd.arg("--redact-params");
         }

@@ -105,13 +105,15 @@ fn each_fault_turns_exactly_its_targets_red() {
     let outcomes: std::sync::Mutex<Vec<(Vec<String>, BTreeSet<String>)>> = std::sync::Mutex::new(Vec::new());
     std::thread::scope(|scope| {
         for _ in 0..6 {
-            scope.spawn(|| loop {
-                let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(&(i, era, t)) = jobs.get(k) else { break };
-                let f = &faults[i];
-                let base = &baselines[&(t, era)];
-                let out = judge_fault(f, era, t, base);
-                outcomes.lock().unwrap().push(out);
+            scope.spawn(|| {
+                loop {
+                    let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(&(i, era, t)) = jobs.get(k) else { break };
+                    let f = &faults[i];
+                    let base = &baselines[&(t, era)];
+                    let out = judge_fault(f, era, t, base);
+                    outcomes.lock().unwrap().push(out);
+                }
             });
         }
     });
@@ -147,12 +149,23 @@ fn judge_fault(f: &FaultInfo, era: &str, t: &'static str, base: &BTreeMap<String
     // Targets that do not apply to this set-up (e.g. HTTP-only cases over
     // stdio) cannot change; the final check still demands that every case
     // is turned red somewhere.
-    let want: BTreeSet<String> =
-        f.targets.iter().filter(|id| id.starts_with(served) && base.get(*id).is_some_and(|b| b.verdict != Verdict::NotApplicable)).cloned().collect();
+    let want: BTreeSet<String> = f
+        .targets
+        .iter()
+        .filter(|id| id.starts_with(served) && base.get(*id).is_some_and(|b| b.verdict != Verdict::NotApplicable))
+        .cloned()
+        .collect();
     if changed != want {
         let detail: Vec<String> = changed
             .symmetric_difference(&want)
-            .map(|id| format!("    {id}: {} -> {} {}", base[id].verdict.as_str(), res[id].verdict.as_str(), res[id].message.lines().next().unwrap_or("")))
+            .map(|id| {
+                format!(
+                    "    {id}: {} -> {} {}",
+                    base[id].verdict.as_str(),
+                    res[id].verdict.as_str(),
+                    res[id].message.lines().next().unwrap_or("")
+                )
+            })
             .collect();
         problems.push(format!("fault {} over {t} ({era}): changed {changed:?}, expected {want:?}\n{}", f.name, detail.join("\n")));
         return (problems, proven);
@@ -161,7 +174,13 @@ fn judge_fault(f: &FaultInfo, era: &str, t: &'static str, base: &BTreeMap<String
         let r = &res[id];
         let expected = if matches!(r.level.as_str(), "SHOULD" | "SHOULD NOT" | "MAY" | "POLICY") { Verdict::Warn } else { Verdict::Fail };
         if r.verdict != expected {
-            problems.push(format!("fault {} over {t}: {id} is {} (expected {}): {}", f.name, r.verdict.as_str(), expected.as_str(), r.message));
+            problems.push(format!(
+                "fault {} over {t}: {id} is {} (expected {}): {}",
+                f.name,
+                r.verdict.as_str(),
+                expected.as_str(),
+                r.message
+            ));
         } else {
             assert!(r.reproducer.is_some(), "{id}: a failure must carry a reproducer");
             assert!(!r.message.is_empty(), "{id}: a failure must say what was expected and what came back");

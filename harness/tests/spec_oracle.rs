@@ -18,25 +18,71 @@ fn spec_dir() -> Option<PathBuf> {
         // Written to stderr directly: the test harness swallows eprintln!
         // of passing tests, and this must be seen in a clone without it.
         use std::io::Write;
-        let _ = writeln!(std::io::stderr().lock(), "spec oracle: no official schema at {} (set MCPCERT_SPEC_DIR); skipping this oracle test", p.display());
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "spec oracle: no official schema at {} (set MCPCERT_SPEC_DIR); skipping this oracle test",
+            p.display()
+        );
         None
     }
 }
 
 /// Server-sent message types among the official example folders.
 const SERVER_SIDE: &[&str] = &[
-    "AudioContent", "BlobResourceContents", "CallToolResult", "CallToolResultResponse", "CompleteResult", "CompleteResultResponse",
-    "DiscoverResult", "DiscoverResultResponse", "EmbeddedResource", "GetPromptResult", "GetPromptResultResponse", "HeaderMismatchError",
-    "ImageContent", "InputRequests", "InputRequiredResult", "InternalError", "InvalidParamsError", "ListPromptsResult",
-    "ListPromptsResultResponse", "ListResourceTemplatesResult", "ListResourceTemplatesResultResponse", "ListResourcesResult",
-    "ListResourcesResultResponse", "ListToolsResult", "ListToolsResultResponse", "LoggingMessageNotification",
-    "LoggingMessageNotificationParams", "MethodNotFoundError", "MissingRequiredClientCapabilityError", "ParseError",
-    "ProgressNotification", "ProgressNotificationParams", "PromptListChangedNotification", "ReadResourceResult",
-    "ReadResourceResultResponse", "Resource", "ResourceLink", "ResourceListChangedNotification", "ResourceUpdatedNotification",
-    "ResourceUpdatedNotificationParams", "ServerCapabilities", "SubscriptionsAcknowledgedNotification", "SubscriptionsListenResult",
-    "SubscriptionsListenResultResponse", "TextContent", "TextResourceContents", "Tool", "ToolListChangedNotification",
-    "UnsupportedProtocolVersionError", "ElicitRequestFormParams", "ElicitRequestURLParams", "CreateMessageRequestParams",
-    "CancelledNotification", "CancelledNotificationParams",
+    "AudioContent",
+    "BlobResourceContents",
+    "CallToolResult",
+    "CallToolResultResponse",
+    "CompleteResult",
+    "CompleteResultResponse",
+    "DiscoverResult",
+    "DiscoverResultResponse",
+    "EmbeddedResource",
+    "GetPromptResult",
+    "GetPromptResultResponse",
+    "HeaderMismatchError",
+    "ImageContent",
+    "InputRequests",
+    "InputRequiredResult",
+    "InternalError",
+    "InvalidParamsError",
+    "ListPromptsResult",
+    "ListPromptsResultResponse",
+    "ListResourceTemplatesResult",
+    "ListResourceTemplatesResultResponse",
+    "ListResourcesResult",
+    "ListResourcesResultResponse",
+    "ListToolsResult",
+    "ListToolsResultResponse",
+    "LoggingMessageNotification",
+    "LoggingMessageNotificationParams",
+    "MethodNotFoundError",
+    "MissingRequiredClientCapabilityError",
+    "ParseError",
+    "ProgressNotification",
+    "ProgressNotificationParams",
+    "PromptListChangedNotification",
+    "ReadResourceResult",
+    "ReadResourceResultResponse",
+    "Resource",
+    "ResourceLink",
+    "ResourceListChangedNotification",
+    "ResourceUpdatedNotification",
+    "ResourceUpdatedNotificationParams",
+    "ServerCapabilities",
+    "SubscriptionsAcknowledgedNotification",
+    "SubscriptionsListenResult",
+    "SubscriptionsListenResultResponse",
+    "TextContent",
+    "TextResourceContents",
+    "Tool",
+    "ToolListChangedNotification",
+    "UnsupportedProtocolVersionError",
+    "ElicitRequestFormParams",
+    "ElicitRequestURLParams",
+    "CreateMessageRequestParams",
+    "CancelledNotification",
+    "CancelledNotificationParams",
 ];
 
 fn examples(dir: &PathBuf, ty: &str) -> Vec<(String, Value)> {
@@ -152,7 +198,10 @@ fn legacy_schema_agrees_with_the_official_one_on_core_shapes() {
     let Some(dir) = spec_dir() else { return };
     let off = official(&dir, "2025-11-25");
     let good = [
-        ("InitializeResult", json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}})),
+        (
+            "InitializeResult",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}),
+        ),
         ("ListToolsResult", json!({"tools": [{"name": "t", "inputSchema": {"type": "object"}}], "nextCursor": ""})),
         ("CallToolResult", json!({"content": [{"type": "text", "text": "hi"}], "structuredContent": {"a": 1}, "isError": false})),
         ("CompleteResult", json!({"completion": {"values": ["a"], "total": 1, "hasMore": false}})),
@@ -166,7 +215,10 @@ fn legacy_schema_agrees_with_the_official_one_on_core_shapes() {
         for (what, m) in mutations(&v) {
             if !ov.is_valid(&m) {
                 tried += 1;
-                assert!(!schemas().validate("2025-11-25", ty, &m).is_empty(), "ours accepts {ty} with {what}, the official schema does not");
+                assert!(
+                    !schemas().validate("2025-11-25", ty, &m).is_empty(),
+                    "ours accepts {ty} with {what}, the official schema does not"
+                );
             }
         }
     }

@@ -148,7 +148,8 @@ fn a_remote_ref_is_never_fetched() {
 fn an_sse_stream_that_never_answers_ends_at_the_deadline() {
     use std::io::BufRead;
     let script = workspace_root().join("fixtures/hostile/hostile.py");
-    let mut server = std::process::Command::new("python3").arg(&script).arg("sse-endless").stdout(std::process::Stdio::piped()).spawn().unwrap();
+    let mut server =
+        std::process::Command::new("python3").arg(&script).arg("sse-endless").stdout(std::process::Stdio::piped()).spawn().unwrap();
     let mut line = String::new();
     std::io::BufReader::new(server.stdout.take().unwrap()).read_line(&mut line).unwrap();
     let url = line.trim().strip_prefix("listening on ").unwrap().to_string();

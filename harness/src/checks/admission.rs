@@ -131,21 +131,33 @@ pub fn admit_tool(tool: &Value, revision: &str, policy: &Policy) -> Vec<Finding>
                 add(
                     Rule::InputSchema,
                     Weight::Must,
-                    format!("`inputSchema` must have `\"type\": \"object\"` at its root; got type {}", s.get("type").map(crate::wire::brief).unwrap_or_else(|| "(absent)".into())),
+                    format!(
+                        "`inputSchema` must have `\"type\": \"object\"` at its root; got type {}",
+                        s.get("type").map(crate::wire::brief).unwrap_or_else(|| "(absent)".into())
+                    ),
                 );
             }
             for (w, m) in schema_problems(&Value::Object(s.clone()), "inputSchema") {
                 add(Rule::InputSchema, w, m);
             }
         }
-        Some(other) => add(Rule::InputSchema, Weight::Must, format!("`inputSchema` must be a JSON object; got {}", crate::wire::brief(other))),
+        Some(other) => {
+            add(Rule::InputSchema, Weight::Must, format!("`inputSchema` must be a JSON object; got {}", crate::wire::brief(other)))
+        }
     }
     // outputSchema: optional; any valid schema (2025-11-25: root type object).
     match obj.get("outputSchema") {
         None => {}
         Some(s @ Value::Object(m)) => {
             if revision != MODERN && m.get("type") != Some(&Value::String("object".into())) {
-                add(Rule::OutputSchema, Weight::Must, format!("in {revision} `outputSchema` must have `\"type\": \"object\"` at its root; got type {}", m.get("type").map(crate::wire::brief).unwrap_or_else(|| "(absent)".into())));
+                add(
+                    Rule::OutputSchema,
+                    Weight::Must,
+                    format!(
+                        "in {revision} `outputSchema` must have `\"type\": \"object\"` at its root; got type {}",
+                        m.get("type").map(crate::wire::brief).unwrap_or_else(|| "(absent)".into())
+                    ),
+                );
             }
             for (w, msg) in schema_problems(s, "outputSchema") {
                 add(Rule::OutputSchema, w, msg);
@@ -156,7 +168,9 @@ pub fn admit_tool(tool: &Value, revision: &str, policy: &Policy) -> Vec<Finding>
                 add(Rule::OutputSchema, w, msg);
             }
         }
-        Some(other) => add(Rule::OutputSchema, Weight::Must, format!("`outputSchema` must be a JSON Schema object; got {}", crate::wire::brief(other))),
+        Some(other) => {
+            add(Rule::OutputSchema, Weight::Must, format!("`outputSchema` must be a JSON Schema object; got {}", crate::wire::brief(other)))
+        }
     }
     if let Some(a) = obj.get("annotations") {
         for m in annotation_problems(a) {
@@ -174,14 +188,21 @@ pub fn admit_tool(tool: &Value, revision: &str, policy: &Policy) -> Vec<Finding>
                     add(
                         Rule::XMcpHeaderSecret,
                         Weight::Policy,
-                        format!("property `{}` (mirrored as header Mcp-Param-{}) looks like a secret (`{word}`): header values are logged and seen by intermediaries", h.pointer, h.value),
+                        format!(
+                            "property `{}` (mirrored as header Mcp-Param-{}) looks like a secret (`{word}`): header values are logged and seen by intermediaries",
+                            h.pointer, h.value
+                        ),
                     );
                 }
             }
         }
         if let Some(s) = obj.get("outputSchema") {
             for p in find_keyword(s, "x-mcp-header", "") {
-                add(Rule::XMcpHeader, Weight::Must, format!("`x-mcp-header` in outputSchema at {p}: the annotation belongs only on inputSchema properties"));
+                add(
+                    Rule::XMcpHeader,
+                    Weight::Must,
+                    format!("`x-mcp-header` in outputSchema at {p}: the annotation belongs only on inputSchema properties"),
+                );
             }
         }
     }
@@ -197,7 +218,8 @@ pub fn name_problem(n: &str) -> Option<String> {
     if len > 128 {
         return Some(format!("is {len} characters long (at most 128)"));
     }
-    let bad: Vec<String> = n.chars().filter(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))).map(|c| format!("{c:?}")).collect();
+    let bad: Vec<String> =
+        n.chars().filter(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))).map(|c| format!("{c:?}")).collect();
     if !bad.is_empty() {
         let mut uniq = bad.clone();
         uniq.dedup();
@@ -216,12 +238,21 @@ pub fn schema_problems(schema: &Value, what: &str) -> Vec<(Weight, String)> {
         Err(e) => {
             let text = e.to_string();
             if dialect.is_some() && jsonschema::meta::validator_for(schema).is_err() {
-                out.push((Weight::Note, format!("{what} declares `$schema` {:?}, a dialect mcpcert cannot check; its validity was not judged", dialect.unwrap_or(""))));
+                out.push((
+                    Weight::Note,
+                    format!(
+                        "{what} declares `$schema` {:?}, a dialect mcpcert cannot check; its validity was not judged",
+                        dialect.unwrap_or("")
+                    ),
+                ));
                 return out;
             }
             let at = e.instance_path().to_string();
             let at = if at.is_empty() { String::new() } else { format!(" at {at}") };
-            out.push((Weight::Must, format!("{what} is not a valid {} schema{at}: {text}", dialect.map(dialect_name).unwrap_or("JSON Schema 2020-12"))));
+            out.push((
+                Weight::Must,
+                format!("{what} is not a valid {} schema{at}: {text}", dialect.map(dialect_name).unwrap_or("JSON Schema 2020-12")),
+            ));
             return out;
         }
     }
@@ -298,7 +329,19 @@ pub struct HeaderWalk {
 
 /// Keywords whose values are (maps of, arrays of) subschemas other than
 /// `properties`. An annotation under any of them is misplaced.
-const SUBSCHEMA_ONE: &[&str] = &["items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames", "unevaluatedProperties", "unevaluatedItems", "additionalItems"];
+const SUBSCHEMA_ONE: &[&str] = &[
+    "items",
+    "additionalProperties",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "propertyNames",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "additionalItems",
+];
 const SUBSCHEMA_LIST: &[&str] = &["allOf", "anyOf", "oneOf", "prefixItems", "items"];
 const SUBSCHEMA_MAP: &[&str] = &["$defs", "definitions", "patternProperties", "dependentSchemas", "dependencies"];
 
@@ -311,7 +354,10 @@ pub fn header_walk(schema: &Value) -> HeaderWalk {
     for h in &w.headers {
         let key = h.value.to_ascii_lowercase();
         if let Some(first) = seen.get(&key) {
-            w.problems.push(format!("x-mcp-header {:?} at {} repeats the one at {first} (names must be unique, ignoring case)", h.value, h.pointer));
+            w.problems.push(format!(
+                "x-mcp-header {:?} at {} repeats the one at {first} (names must be unique, ignoring case)",
+                h.value, h.pointer
+            ));
         } else {
             seen.insert(key, h.pointer.clone());
         }
@@ -345,7 +391,10 @@ fn visit(node: &Value, schema_path: &str, prop_path: &str, reachable: bool, via:
                         value: v.as_str().unwrap_or("").to_string(),
                         ty,
                     }),
-                    Err(t) => w.problems.push(format!("x-mcp-header {} at {here}: the property is typed {t}; only integer, string or boolean may be mirrored", crate::wire::brief(v))),
+                    Err(t) => w.problems.push(format!(
+                        "x-mcp-header {} at {here}: the property is typed {t}; only integer, string or boolean may be mirrored",
+                        crate::wire::brief(v)
+                    )),
                 },
             }
         }
@@ -473,10 +522,14 @@ fn squash(s: &str) -> String {
 fn secret_like(property: &str, header: &str, policy: &Policy) -> Option<String> {
     let p = squash(property);
     let h = squash(header);
-    policy.secret_names.iter().find(|w| {
-        let w = squash(w);
-        !w.is_empty() && (p.contains(&w) || h.contains(&w))
-    }).cloned()
+    policy
+        .secret_names
+        .iter()
+        .find(|w| {
+            let w = squash(w);
+            !w.is_empty() && (p.contains(&w) || h.contains(&w))
+        })
+        .cloned()
 }
 
 /// Tools from what `mcpcert lint` reads: a JSON-RPC response, a
@@ -499,7 +552,12 @@ pub fn tools_from_documents(text: &str) -> Result<Vec<Value>, String> {
         match list {
             Some(l) => tools.extend(l),
             None if doc.get("method").is_some() || doc.pointer("/result").is_some() || doc.get("error").is_some() => {}
-            None => return Err(format!("document {}: expected a tools/list result (an object with `tools`), a JSON-RPC response holding one, or an array of tools", i + 1)),
+            None => {
+                return Err(format!(
+                    "document {}: expected a tools/list result (an object with `tools`), a JSON-RPC response holding one, or an array of tools",
+                    i + 1
+                ));
+            }
         }
     }
     if docs == 0 {
@@ -524,7 +582,12 @@ mod tests {
     #[test]
     fn a_plain_tool_is_admitted() {
         assert!(rules(json!({"name": "get_time.v2-x", "inputSchema": {"type": "object"}})).is_empty());
-        assert!(rules(json!({"name": "t", "inputSchema": {"type": "object", "additionalProperties": false}, "outputSchema": {"type": "array"}})).is_empty());
+        assert!(
+            rules(
+                json!({"name": "t", "inputSchema": {"type": "object", "additionalProperties": false}, "outputSchema": {"type": "array"}})
+            )
+            .is_empty()
+        );
     }
 
     #[test]
@@ -537,7 +600,11 @@ mod tests {
         assert!(name_problem("a/b").is_some());
         assert!(name_problem("é").is_some());
         assert_eq!(rules(json!({"name": "a b", "inputSchema": {"type": "object"}})), vec![(Rule::Name, Weight::Should)]);
-        let v = admit_all(&[json!({"name": "x", "inputSchema": {"type": "object"}}), json!({"name": "x", "inputSchema": {"type": "object"}})], MODERN, &Policy::default());
+        let v = admit_all(
+            &[json!({"name": "x", "inputSchema": {"type": "object"}}), json!({"name": "x", "inputSchema": {"type": "object"}})],
+            MODERN,
+            &Policy::default(),
+        );
         assert!(v[0].findings.is_empty());
         assert_eq!(v[1].findings[0].rule, Rule::Unique);
         assert!(v[1].admitted, "a duplicate name is a SHOULD: admitted with a warning");
@@ -548,7 +615,10 @@ mod tests {
         assert_eq!(rules(json!({"name": "t"})), vec![(Rule::InputSchema, Weight::Must)]);
         assert_eq!(rules(with_input(json!(null))), vec![(Rule::InputSchema, Weight::Must)]);
         assert_eq!(rules(with_input(json!({"type": "array"}))), vec![(Rule::InputSchema, Weight::Must)]);
-        assert_eq!(rules(with_input(json!({"type": "object", "properties": {"x": {"type": "strng"}}}))), vec![(Rule::InputSchema, Weight::Must)]);
+        assert_eq!(
+            rules(with_input(json!({"type": "object", "properties": {"x": {"type": "strng"}}}))),
+            vec![(Rule::InputSchema, Weight::Must)]
+        );
         assert_eq!(rules(with_input(json!({"type": "object", "properties": {"x": {"type": "string", "pattern": "(unclosed"}}}))).len(), 1);
     }
 
@@ -575,7 +645,10 @@ mod tests {
         let t = json!({"name": "t", "inputSchema": {"type": "object"}, "outputSchema": {"type": "array"}});
         assert!(admit_tool(&t, MODERN, &Policy::default()).is_empty());
         assert_eq!(admit_tool(&t, "2025-11-25", &Policy::default())[0].rule, Rule::OutputSchema);
-        assert_eq!(rules(json!({"name": "t", "inputSchema": {"type": "object"}, "outputSchema": {"type": 5}})), vec![(Rule::OutputSchema, Weight::Must)]);
+        assert_eq!(
+            rules(json!({"name": "t", "inputSchema": {"type": "object"}, "outputSchema": {"type": 5}})),
+            vec![(Rule::OutputSchema, Weight::Must)]
+        );
     }
 
     #[test]
@@ -649,7 +722,9 @@ mod tests {
         let t = r#"{"name":"a","inputSchema":{"type":"object"}}"#;
         assert_eq!(tools_from_documents(&format!("[{t}]")).unwrap().len(), 1);
         assert_eq!(tools_from_documents(&format!(r#"{{"tools":[{t},{t}]}}"#)).unwrap().len(), 2);
-        let pages = format!("{{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{\"tools\":[{t}],\"nextCursor\":\"\"}}}}\n{{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{{\"tools\":[{t}]}}}}\n");
+        let pages = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{\"tools\":[{t}],\"nextCursor\":\"\"}}}}\n{{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{{\"tools\":[{t}]}}}}\n"
+        );
         assert_eq!(tools_from_documents(&pages).unwrap().len(), 2);
         assert!(tools_from_documents("{\"x\":1}").is_err());
         assert!(tools_from_documents("").is_err());

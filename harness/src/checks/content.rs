@@ -70,7 +70,9 @@ fn block_problems(b: &Value) -> Vec<String> {
                             out.push(format!("resource block: resource.blob is not base64: {p}"));
                         }
                     }
-                    (Some(_), Some(_)) => out.push("resource block: resource has both `text` and `blob`; it must be one or the other".into()),
+                    (Some(_), Some(_)) => {
+                        out.push("resource block: resource has both `text` and `blob`; it must be one or the other".into())
+                    }
                     _ => out.push("resource block: resource needs a string `text` or a base64 `blob`".into()),
                 }
             }
@@ -222,7 +224,10 @@ mod tests {
         let obj = json!({"type": "object"});
         assert!(matches!(judge_structured(&json!({"structuredContent": ["a"]}), &json!({}), "2025-11-25"), Structured::Breaks(_)));
         assert!(matches!(judge_structured(&json!({"structuredContent": {}}), &obj, "2025-11-25"), Structured::Conforms));
-        assert!(matches!(judge_structured(&json!({"structuredContent": {}}), &json!({"$ref": "http://127.0.0.1:9/x"}), MODERN), Structured::Unjudgeable(_)));
+        assert!(matches!(
+            judge_structured(&json!({"structuredContent": {}}), &json!({"$ref": "http://127.0.0.1:9/x"}), MODERN),
+            Structured::Unjudgeable(_)
+        ));
     }
 
     #[test]

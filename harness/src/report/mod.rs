@@ -207,9 +207,19 @@ pub fn html(report: &RunReport) -> String {
             detail.push_str(&format!("<details><summary>reproduce</summary><pre>{}</pre></details>", esc(r)));
         }
         if !c.transcript.is_empty() {
-            detail.push_str(&format!("<details><summary>transcript ({} exchanges)</summary>{}</details>", c.transcript.len(), transcript_html(&c.transcript)));
+            detail.push_str(&format!(
+                "<details><summary>transcript ({} exchanges)</summary>{}</details>",
+                c.transcript.len(),
+                transcript_html(&c.transcript)
+            ));
         }
-        out.push_str(&format!("<tr><td class={cls}>{}</td><td><code>{}</code><br><small>{}</small></td><td>{}</td><td>{detail}</td></tr>", c.verdict.as_str(), esc(&c.id), esc(&c.spec), esc(&c.level)));
+        out.push_str(&format!(
+            "<tr><td class={cls}>{}</td><td><code>{}</code><br><small>{}</small></td><td>{}</td><td>{detail}</td></tr>",
+            c.verdict.as_str(),
+            esc(&c.id),
+            esc(&c.spec),
+            esc(&c.level)
+        ));
     }
     out.push_str("</table>");
     out

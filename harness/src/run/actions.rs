@@ -86,11 +86,15 @@ impl Engine {
             let advertised = caps.get(cap).is_some();
             let not_found = is_error_code(ex.response.as_ref(), -32601);
             if advertised && not_found {
-                out.failures.push(format!("capabilities.{cap} is advertised, but {method} answered -32601 (method not found): {}", ex.summary()));
+                out.failures
+                    .push(format!("capabilities.{cap} is advertised, but {method} answered -32601 (method not found): {}", ex.summary()));
             } else if advertised && cap != "completions" && ex.response.as_ref().is_none_or(|r| r.get("result").is_none()) {
                 out.failures.push(format!("capabilities.{cap} is advertised, but {method} gave no result: {}", ex.summary()));
             } else if !advertised && !not_found {
-                out.failures.push(format!("capabilities.{cap} is not advertised, so {method} must answer -32601 (method not found); got {}", ex.summary()));
+                out.failures.push(format!(
+                    "capabilities.{cap} is not advertised, so {method} must answer -32601 (method not found); got {}",
+                    ex.summary()
+                ));
             }
             out.exchanges.push(ex);
         }
@@ -173,7 +177,10 @@ impl Engine {
             }
         }
         if count > 0 {
-            out.failures.push(format!("the server sent {count} JSON-RPC request(s); 2026-07-28 servers must not send requests:\n  - {}", seen.join("\n  - ")));
+            out.failures.push(format!(
+                "the server sent {count} JSON-RPC request(s); 2026-07-28 servers must not send requests:\n  - {}",
+                seen.join("\n  - ")
+            ));
         }
         out
     }
@@ -191,7 +198,11 @@ impl Engine {
                 return out;
             }
         };
-        let body = if rev == MODERN { self.body_for(rev, "server/discover", None) } else { self.body_for(rev, "initialize", Some(wire::initialize_params(LEGACY))) };
+        let body = if rev == MODERN {
+            self.body_for(rev, "server/discover", None)
+        } else {
+            self.body_for(rev, "initialize", Some(wire::initialize_params(LEGACY)))
+        };
         let mut ex = self.exchange(&mut conn, "answer one request, then stdin EOF", rev, &body, &[], true).await;
         ex.fresh = true;
         if let Some(e) = &ex.error {
@@ -249,7 +260,12 @@ impl Engine {
         if count > 0 {
             out.failures.push(format!("{count} of {checked} server frames break the {rev} message schema:\n{}", bad.join("\n")));
         }
-        out.exchanges.push(Exchange { label: "wire schema audit".into(), transport: self.cfg.target.transport().into(), note: Some(note), ..Default::default() });
+        out.exchanges.push(Exchange {
+            label: "wire schema audit".into(),
+            transport: self.cfg.target.transport().into(),
+            note: Some(note),
+            ..Default::default()
+        });
         for o in replay {
             let mut ex = (*o).clone();
             ex.label = format!("replay: {} (drew an offending frame; it is quoted above)", ex.label);
@@ -290,10 +306,16 @@ impl Engine {
         } else if let Some(err) = ex.response.as_ref().and_then(|r| r.get("error")) {
             let text = err.to_string();
             if !text.contains(MODERN) {
-                out.failures.push(format!("the error for initialize should name the versions the server supports (e.g. {MODERN}); got {}", wire::brief(err)));
+                out.failures.push(format!(
+                    "the error for initialize should name the versions the server supports (e.g. {MODERN}); got {}",
+                    wire::brief(err)
+                ));
             }
         } else {
-            out.failures.push(format!("initialize got no JSON-RPC answer; a modern-only server should reply with an error naming its versions; got {}", ex.summary()));
+            out.failures.push(format!(
+                "initialize got no JSON-RPC answer; a modern-only server should reply with an error naming its versions; got {}",
+                ex.summary()
+            ));
         }
         out.exchanges.push(ex);
         out
@@ -328,7 +350,10 @@ impl Engine {
             }
             Some(s) if (200..300).contains(&s) => {}
             other => {
-                out.failures.push(format!("DELETE with the session id should end the session (2xx) or be refused with 405; got {}", other.map(|s| s.to_string()).unwrap_or_else(|| "no status".into())));
+                out.failures.push(format!(
+                    "DELETE with the session id should end the session (2xx) or be refused with 405; got {}",
+                    other.map(|s| s.to_string()).unwrap_or_else(|| "no status".into())
+                ));
                 return out;
             }
         }

@@ -44,14 +44,22 @@ pub fn targets_from(prompts: &[Value], templates: &[Value]) -> Vec<CompletionTar
         let Some(name) = p.get("name").and_then(|n| n.as_str()) else { continue };
         for a in p.get("arguments").and_then(|a| a.as_array()).into_iter().flatten() {
             if let Some(arg) = a.get("name").and_then(|n| n.as_str()) {
-                out.push(CompletionTarget { reference: json!({"type": "ref/prompt", "name": name}), argument: arg.into(), what: format!("prompt {name}, argument {arg}") });
+                out.push(CompletionTarget {
+                    reference: json!({"type": "ref/prompt", "name": name}),
+                    argument: arg.into(),
+                    what: format!("prompt {name}, argument {arg}"),
+                });
             }
         }
     }
     for t in templates {
         let Some(uri) = t.get("uriTemplate").and_then(|u| u.as_str()) else { continue };
         for var in template_variables(uri) {
-            out.push(CompletionTarget { reference: json!({"type": "ref/resource", "uri": uri}), argument: var.clone(), what: format!("template {uri}, variable {var}") });
+            out.push(CompletionTarget {
+                reference: json!({"type": "ref/resource", "uri": uri}),
+                argument: var.clone(),
+                what: format!("template {uri}, variable {var}"),
+            });
         }
     }
     out
@@ -72,7 +80,10 @@ pub fn completion_problems(result: &Value, revision: &str) -> Vec<String> {
         return out;
     };
     match c.get("values").and_then(|v| v.as_array()) {
-        None => out.push(format!("completion.values must be an array of strings; got {}", c.get("values").map(brief).unwrap_or_else(|| "nothing".into()))),
+        None => out.push(format!(
+            "completion.values must be an array of strings; got {}",
+            c.get("values").map(brief).unwrap_or_else(|| "nothing".into())
+        )),
         Some(values) => {
             if values.len() > 100 {
                 out.push(format!("completion.values holds {} items; at most 100 are allowed", values.len()));
@@ -82,7 +93,9 @@ pub fn completion_problems(result: &Value, revision: &str) -> Vec<String> {
             }
             if let Some(t) = c.get("total") {
                 match t.as_u64() {
-                    Some(n) if (n as usize) < values.len() => out.push(format!("completion.total is {n}, fewer than the {} values returned", values.len())),
+                    Some(n) if (n as usize) < values.len() => {
+                        out.push(format!("completion.total is {n}, fewer than the {} values returned", values.len()))
+                    }
                     Some(_) => {}
                     None => out.push(format!("completion.total must be a non-negative integer; got {}", brief(t))),
                 }
@@ -101,9 +114,13 @@ impl Engine {
     /// Prompt arguments and template variables the server offers.
     pub(super) async fn completion_targets(&mut self, rev: &str, case: &str) -> Result<Vec<CompletionTarget>, String> {
         let caps = self.revs.get(rev).and_then(|s| s.info.capabilities.clone()).unwrap_or(json!({}));
-        let prompts = if caps.get("prompts").is_some() { self.walk_main(rev, "prompts/list", "prompts", case).await?.items } else { Vec::new() };
-        let templates =
-            if caps.get("resources").is_some() { self.walk_main(rev, "resources/templates/list", "resourceTemplates", case).await?.items } else { Vec::new() };
+        let prompts =
+            if caps.get("prompts").is_some() { self.walk_main(rev, "prompts/list", "prompts", case).await?.items } else { Vec::new() };
+        let templates = if caps.get("resources").is_some() {
+            self.walk_main(rev, "resources/templates/list", "resourceTemplates", case).await?.items
+        } else {
+            Vec::new()
+        };
         Ok(targets_from(&prompts, &templates))
     }
 
@@ -143,14 +160,20 @@ impl Engine {
                             }
                         }
                     }
-                    None => out.failures.push(format!("{label}: an argument the server itself lists should complete; got {}", ex.summary())),
+                    None => {
+                        out.failures.push(format!("{label}: an argument the server itself lists should complete; got {}", ex.summary()))
+                    }
                 }
                 if out.exchanges.len() < 12 || !out.failures.is_empty() && out.exchanges.len() < 24 {
                     out.exchanges.push(ex);
                 }
             }
         }
-        out.exchanges.push(Exchange { label: "completion probes".into(), note: Some(format!("{judged} probes over {} argument(s), up to {per_arg} values each", targets.len().min(50))), ..Default::default() });
+        out.exchanges.push(Exchange {
+            label: "completion probes".into(),
+            note: Some(format!("{judged} probes over {} argument(s), up to {per_arg} values each", targets.len().min(50))),
+            ..Default::default()
+        });
         out
     }
 }
@@ -173,7 +196,10 @@ mod tests {
         assert!(completion_problems(&ok, MODERN).is_empty());
         let many: Vec<String> = (0..101).map(|i| i.to_string()).collect();
         assert_eq!(completion_problems(&json!({"resultType": "complete", "completion": {"values": many}}), MODERN).len(), 1);
-        assert_eq!(completion_problems(&json!({"resultType": "complete", "completion": {"values": ["a", "b"], "total": 1}}), MODERN).len(), 1);
+        assert_eq!(
+            completion_problems(&json!({"resultType": "complete", "completion": {"values": ["a", "b"], "total": 1}}), MODERN).len(),
+            1
+        );
         assert_eq!(completion_problems(&json!({"resultType": "complete", "completion": {"values": [1]}}), MODERN).len(), 1);
         assert_eq!(completion_problems(&json!({"resultType": "complete", "completion": {"values": [], "hasMore": "no"}}), MODERN).len(), 1);
         assert_eq!(completion_problems(&json!({"resultType": "input_required", "completion": {"values": []}}), MODERN).len(), 1);

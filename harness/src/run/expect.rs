@@ -56,7 +56,11 @@ pub fn judge(e: &Expectation, ex: &Exchange, revision: &str) -> Option<String> {
             return Some(said(format!("expected {place} to match {}; got {}", wire::brief(&m.schema), ex.summary())));
         };
         let Some(val) = r.pointer(&m.pointer) else {
-            return Some(said(format!("expected a value at {place} matching {}; nothing is there (reply: {})", wire::brief(&m.schema), ex.summary())));
+            return Some(said(format!(
+                "expected a value at {place} matching {}; nothing is there (reply: {})",
+                wire::brief(&m.schema),
+                ex.summary()
+            )));
         };
         let validator = match jsonschema::options().offline().build(&m.schema) {
             Ok(v) => v,

@@ -98,7 +98,14 @@ impl Engine {
 
     /// Send `method`/`params` on the main connection with the standard
     /// headers (plus `Mcp-Param-*` for tools/call), changed by `edits`.
-    async fn probe_send(&mut self, rev: &str, label: &str, t: &Target, body_version: Option<&str>, edits: Vec<HeaderEdit>) -> Result<Exchange, String> {
+    async fn probe_send(
+        &mut self,
+        rev: &str,
+        label: &str,
+        t: &Target,
+        body_version: Option<&str>,
+        edits: Vec<HeaderEdit>,
+    ) -> Result<Exchange, String> {
         let body = match body_version {
             None => self.body_for(rev, &t.method, Some(t.params.clone())),
             // A probe whose `_meta` names another version than the header.
@@ -137,19 +144,33 @@ impl Engine {
                 if !codes_ok {
                     wrong.push(match code {
                         Some(c) => format!("JSON-RPC error {c}"),
-                        None if ex.response.as_ref().is_some_and(|r| r.get("result").is_some()) => "a result (the request was served)".into(),
+                        None if ex.response.as_ref().is_some_and(|r| r.get("result").is_some()) => {
+                            "a result (the request was served)".into()
+                        }
                         None => "no JSON-RPC error".into(),
                     });
                 }
                 let id = ex.response.as_ref().and_then(|r| r.get("id"));
                 if code.is_some() && id != ex.request_id.as_ref() {
-                    wrong.push(format!("error id {} instead of the request's {}", id.map(wire::brief).unwrap_or_else(|| "absent".into()), ex.request_id.as_ref().map(wire::brief).unwrap_or_default()));
+                    wrong.push(format!(
+                        "error id {} instead of the request's {}",
+                        id.map(wire::brief).unwrap_or_else(|| "absent".into()),
+                        ex.request_id.as_ref().map(wire::brief).unwrap_or_default()
+                    ));
                 }
                 if wrong.is_empty() {
                     None
                 } else {
-                    let codes = if want == Want::RejectVersion { "-32020 (HeaderMismatch) or -32022 (UnsupportedProtocolVersion)" } else { "-32020 (HeaderMismatch)" };
-                    Some(format!("{what}: expected HTTP 400 with JSON-RPC error {codes} and the request's id; got {} ({})", wrong.join(", "), ex.summary()))
+                    let codes = if want == Want::RejectVersion {
+                        "-32020 (HeaderMismatch) or -32022 (UnsupportedProtocolVersion)"
+                    } else {
+                        "-32020 (HeaderMismatch)"
+                    };
+                    Some(format!(
+                        "{what}: expected HTTP 400 with JSON-RPC error {codes} and the request's id; got {} ({})",
+                        wrong.join(", "),
+                        ex.summary()
+                    ))
                 }
             }
             Want::Accept => {
@@ -173,7 +194,10 @@ impl Engine {
     /// offers, else server/discover.
     fn standard_target(&self, rev: &str) -> Target {
         let caps = self.revs.get(rev).and_then(|s| s.info.capabilities.clone()).unwrap_or(json!({}));
-        let method = ["tools", "prompts", "resources"].iter().find(|c| caps.get(**c).is_some()).map(|c| format!("{c}/list"))
+        let method = ["tools", "prompts", "resources"]
+            .iter()
+            .find(|c| caps.get(**c).is_some())
+            .map(|c| format!("{c}/list"))
             .unwrap_or_else(|| if rev == wire::LEGACY { "ping".into() } else { "server/discover".into() });
         Target { what: method.clone(), method, params: json!({}), schema: None, callable: true }
     }
@@ -192,7 +216,11 @@ impl Engine {
                 Ok(ex) => {
                     let ok = ex.response.as_ref().is_some_and(|r| r.get("result").is_some());
                     if ex.error.is_some() || !ok {
-                        out.error = Some(format!("{} with correct headers was not served ({}), so the probes cannot be judged", t.what, ex.summary()));
+                        out.error = Some(format!(
+                            "{} with correct headers was not served ({}), so the probes cannot be judged",
+                            t.what,
+                            ex.summary()
+                        ));
                         out.exchanges.push(ex);
                         return;
                     }
@@ -245,17 +273,35 @@ impl Engine {
             "value-case" => vec![probe_of(format!("with {header} differing only in letter case"), set(flip_case(v)), Want::Reject)],
             "name-case" => [header.to_ascii_lowercase(), header.to_ascii_uppercase(), mixed_case(header)]
                 .into_iter()
-                .map(|n| probe_of(format!("with the header name written `{n}`"), vec![HeaderEdit::Remove(header.into()), HeaderEdit::Set(n, v.into()), HeaderEdit::ExactNames], Want::Accept))
+                .map(|n| {
+                    probe_of(
+                        format!("with the header name written `{n}`"),
+                        vec![HeaderEdit::Remove(header.into()), HeaderEdit::Set(n, v.into()), HeaderEdit::ExactNames],
+                        Want::Accept,
+                    )
+                })
                 .collect(),
             "duplicate" => vec![probe_of(
                 format!("with {header} twice, the second naming something else"),
                 vec![HeaderEdit::Set(header.into(), v.into()), HeaderEdit::Add(header.into(), other.into())],
                 Want::Reject,
             )],
-            "whitespace" => vec![probe_of(format!("with spaces around the {header} value (HTTP strips them)"), set(format!("  {v}  ")), Want::Accept)],
-            "base64" => vec![probe_of(format!("with {header} in the base64 sentinel form"), set(format!("=?base64?{}?=", b64(v))), Want::Accept)],
-            "bad-base64" => vec![probe_of(format!("with {header} holding malformed base64 inside the sentinel"), set("=?base64?not*valid*base64?=".into()), Want::Reject)],
-            "upper-sentinel" => vec![probe_of(format!("with {header} as =?BASE64?…?= (upper case: a literal, not the sentinel)"), set(format!("=?BASE64?{}?=", b64(v))), Want::Reject)],
+            "whitespace" => {
+                vec![probe_of(format!("with spaces around the {header} value (HTTP strips them)"), set(format!("  {v}  ")), Want::Accept)]
+            }
+            "base64" => {
+                vec![probe_of(format!("with {header} in the base64 sentinel form"), set(format!("=?base64?{}?=", b64(v))), Want::Accept)]
+            }
+            "bad-base64" => vec![probe_of(
+                format!("with {header} holding malformed base64 inside the sentinel"),
+                set("=?base64?not*valid*base64?=".into()),
+                Want::Reject,
+            )],
+            "upper-sentinel" => vec![probe_of(
+                format!("with {header} as =?BASE64?…?= (upper case: a literal, not the sentinel)"),
+                set(format!("=?BASE64?{}?=", b64(v))),
+                Want::Reject,
+            )],
             _ => vec![],
         }
     }
@@ -317,7 +363,13 @@ impl Engine {
                             }
                         }
                     }
-                    targets.push(Target { method: "prompts/get".into(), what: format!("prompts/get of {name}"), params: json!({"name": name, "arguments": args}), schema: None, callable: true });
+                    targets.push(Target {
+                        method: "prompts/get".into(),
+                        what: format!("prompts/get of {name}"),
+                        params: json!({"name": name, "arguments": args}),
+                        schema: None,
+                        callable: true,
+                    });
                 }
                 None => notes.push("prompts/get: the server lists no prompts".into()),
             }
@@ -325,7 +377,13 @@ impl Engine {
         if caps.get("resources").is_some() {
             let w = self.walk_main(rev, "resources/list", "resources", case).await?;
             match w.items.iter().find_map(|r| r.get("uri").and_then(|u| u.as_str())) {
-                Some(uri) => targets.push(Target { method: "resources/read".into(), what: format!("resources/read of {uri}"), params: json!({"uri": uri}), schema: None, callable: true }),
+                Some(uri) => targets.push(Target {
+                    method: "resources/read".into(),
+                    what: format!("resources/read of {uri}"),
+                    params: json!({"uri": uri}),
+                    schema: None,
+                    callable: true,
+                }),
                 None => notes.push("resources/read: the server lists no resources".into()),
             }
         }
@@ -338,7 +396,9 @@ impl Engine {
     async fn tool_target(&mut self, rev: &str, case: &str, annotated: bool) -> Result<Option<Target>, String> {
         let calls = self.tool_calls(rev, case).await?;
         let w = self.tools_walk(rev, case).await?;
-        let schema_of = |name: &str| w.items.iter().find(|t| t.get("name").and_then(|n| n.as_str()) == Some(name)).and_then(|t| t.get("inputSchema")).cloned();
+        let schema_of = |name: &str| {
+            w.items.iter().find(|t| t.get("name").and_then(|n| n.as_str()) == Some(name)).and_then(|t| t.get("inputSchema")).cloned()
+        };
         let has_params = |s: &Option<Value>| s.as_ref().is_some_and(|s| !admission::header_walk(s).headers.is_empty());
         for r in calls.records.iter().filter(|r| r.kind == CallKind::Valid) {
             if r.ex.response.as_ref().is_none_or(|x| x.get("result").is_none()) {
@@ -348,10 +408,21 @@ impl Engine {
             if annotated && !has_params(&schema) {
                 continue;
             }
-            let Some(args) = r.ex.sent.as_ref().and_then(|s| serde_json::from_str::<Value>(s).ok()).and_then(|b| b.pointer("/params/arguments").cloned()) else {
+            let Some(args) =
+                r.ex.sent
+                    .as_ref()
+                    .and_then(|s| serde_json::from_str::<Value>(s).ok())
+                    .and_then(|b| b.pointer("/params/arguments").cloned())
+            else {
                 continue;
             };
-            return Ok(Some(Target { method: "tools/call".into(), what: format!("tools/call of {}", r.tool), params: json!({"name": r.tool, "arguments": args}), schema, callable: true }));
+            return Ok(Some(Target {
+                method: "tools/call".into(),
+                what: format!("tools/call of {}", r.tool),
+                params: json!({"name": r.tool, "arguments": args}),
+                schema,
+                callable: true,
+            }));
         }
         // Nothing callable: rejection probes may still name any tool, as a
         // conforming server refuses them before the tool runs.
@@ -362,7 +433,13 @@ impl Engine {
                 continue;
             }
             let args = schema.as_ref().and_then(synth_valid).unwrap_or(json!({}));
-            return Ok(Some(Target { method: "tools/call".into(), what: format!("tools/call of {name} (not callable: rejection probes only)"), params: json!({"name": name, "arguments": args}), schema, callable: false }));
+            return Ok(Some(Target {
+                method: "tools/call".into(),
+                what: format!("tools/call of {name} (not callable: rejection probes only)"),
+                params: json!({"name": name, "arguments": args}),
+                schema,
+                callable: false,
+            }));
         }
         Ok(None)
     }
@@ -398,7 +475,10 @@ impl Engine {
             out.exchanges.push(Exchange { label: "targets not probed".into(), note: Some(notes.join("\n")), ..Default::default() });
         }
         if probed == 0 && out.error.is_none() {
-            out.na = Some(format!("nothing to name: {}", if notes.is_empty() { "the server offers no tools, prompts or resources".into() } else { notes.join("; ") }));
+            out.na = Some(format!(
+                "nothing to name: {}",
+                if notes.is_empty() { "the server offers no tools, prompts or resources".into() } else { notes.join("; ") }
+            ));
         }
         out
     }
@@ -407,7 +487,9 @@ impl Engine {
         let mut out = StepOut::default();
         let t = match self.tool_target(rev, case, true).await {
             Ok(Some(t)) => t,
-            Ok(None) => return StepOut { na: Some("no tool mirrors a parameter into a header (x-mcp-header)".into()), ..Default::default() },
+            Ok(None) => {
+                return StepOut { na: Some("no tool mirrors a parameter into a header (x-mcp-header)".into()), ..Default::default() };
+            }
             Err(e) => return StepOut { error: Some(e), ..Default::default() },
         };
         let schema = t.schema.clone().unwrap_or(json!({}));
@@ -451,9 +533,20 @@ impl Engine {
                     remove_pointer(&mut a, &h.pointer);
                 }
                 let how = if probe == "null" { "null" } else { "left out" };
-                vec![Probe { args: Some(a), ..probe_of(format!("with {} {how} and no {header} header", h.pointer), vec![HeaderEdit::Remove(header.clone())], Want::NotRequired) }]
+                vec![Probe {
+                    args: Some(a),
+                    ..probe_of(
+                        format!("with {} {how} and no {header} header", h.pointer),
+                        vec![HeaderEdit::Remove(header.clone())],
+                        Want::NotRequired,
+                    )
+                }]
             }
-            "integer" => vec![probe_of(format!("with {} = 42 in the body and {header}: 42", h.pointer), vec![HeaderEdit::Set(header.clone(), "42".into())], Want::Accept)],
+            "integer" => vec![probe_of(
+                format!("with {} = 42 in the body and {header}: 42", h.pointer),
+                vec![HeaderEdit::Set(header.clone(), "42".into())],
+                Want::Accept,
+            )],
             p => Self::probes_for(&header, &headerval::encode_str(&text), p, &other),
         };
         if matches!(probe, "base64" | "upper-sentinel") {
@@ -464,7 +557,10 @@ impl Engine {
         }
         if !t.callable && probes.iter().all(|p| matches!(p.want, Want::Accept | Want::NotRequired)) {
             return StepOut {
-                na: Some(format!("the probe must be served, and no tool with an x-mcp-header parameter may be called ({}); allow one with [tools.NAME] call = true", t.what)),
+                na: Some(format!(
+                    "the probe must be served, and no tool with an x-mcp-header parameter may be called ({}); allow one with [tools.NAME] call = true",
+                    t.what
+                )),
                 ..Default::default()
             };
         }
@@ -481,22 +577,34 @@ impl Engine {
     async fn probe_origin(&mut self, rev: &str) -> StepOut {
         let mut out = StepOut::default();
         let Some(allowed) = self.cfg.contract.allowed_origin.clone() else {
-            out.na = Some("the target config names no allowed Origin ([target] allowed_origin), so mcpcert cannot tell a foreign one".into());
+            out.na =
+                Some("the target config names no allowed Origin ([target] allowed_origin), so mcpcert cannot tell a foreign one".into());
             return out;
         };
         let t = self.standard_target(rev);
         let foreign = "http://mcpcert-foreign-origin.invalid";
         for (origin, must_refuse) in [(allowed.as_str(), false), (foreign, true)] {
-            let ex = match self.probe_send(rev, &format!("{} with Origin: {origin}", t.what), &t, None, vec![HeaderEdit::Set("Origin".into(), origin.into())]).await {
+            let ex = match self
+                .probe_send(
+                    rev,
+                    &format!("{} with Origin: {origin}", t.what),
+                    &t,
+                    None,
+                    vec![HeaderEdit::Set("Origin".into(), origin.into())],
+                )
+                .await
+            {
                 Ok(e) => e,
                 Err(e) => return StepOut { error: Some(e), ..Default::default() },
             };
             if let Some(e) = &ex.error {
                 out.error = Some(format!("Origin {origin}: {e}"));
             } else if must_refuse && ex.status != Some(403) {
-                out.failures.push(format!("a request with an Origin the server does not allow ({origin}) must get HTTP 403; got {}", ex.summary()));
+                out.failures
+                    .push(format!("a request with an Origin the server does not allow ({origin}) must get HTTP 403; got {}", ex.summary()));
             } else if !must_refuse && ex.status == Some(403) {
-                out.error = Some(format!("the server refused the Origin the config names as allowed ({origin}): check [target] allowed_origin"));
+                out.error =
+                    Some(format!("the server refused the Origin the config names as allowed ({origin}): check [target] allowed_origin"));
             }
             out.exchanges.push(ex);
         }
@@ -505,7 +613,10 @@ impl Engine {
 
     async fn probe_notification(&mut self, rev: &str) -> StepOut {
         let mut out = StepOut::default();
-        let body = wire::notification("notifications/cancelled", wire::modern_params(Some(&json!({"requestId": "mcpcert-no-such-request"})), MetaMode::Full, MODERN));
+        let body = wire::notification(
+            "notifications/cancelled",
+            wire::modern_params(Some(&json!({"requestId": "mcpcert-no-such-request"})), MetaMode::Full, MODERN),
+        );
         let Some(mut conn) = self.revs.get_mut(rev).and_then(|s| s.conn.take()) else {
             return StepOut { error: Some(format!("no connection for {rev}")), ..Default::default() };
         };
@@ -517,13 +628,21 @@ impl Engine {
             _ if ex.error.is_some() => out.error = Some(format!("notification POST: {}", ex.summary())),
             Some(202) => {
                 if ex.body.as_deref().is_some_and(|b| !b.trim().is_empty()) || !ex.frames.is_empty() {
-                    out.failures.push(format!("an accepted notification gets 202 with an empty body; the body was not empty ({})", ex.summary()));
+                    out.failures
+                        .push(format!("an accepted notification gets 202 with an empty body; the body was not empty ({})", ex.summary()));
                 }
             }
             Some(s) if (400..500).contains(&s) => {
-                out.exchanges.push(Exchange { label: "note".into(), note: Some(format!("the server refused the notification with HTTP {s}, which the spec allows")), ..Default::default() });
+                out.exchanges.push(Exchange {
+                    label: "note".into(),
+                    note: Some(format!("the server refused the notification with HTTP {s}, which the spec allows")),
+                    ..Default::default()
+                });
             }
-            _ => out.failures.push(format!("a notification POST must get 202 with an empty body (accepted) or an HTTP error status (refused); got {}", ex.summary())),
+            _ => out.failures.push(format!(
+                "a notification POST must get 202 with an empty body (accepted) or an HTTP error status (refused); got {}",
+                ex.summary()
+            )),
         }
         out.exchanges.insert(0, ex);
         out

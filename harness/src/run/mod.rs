@@ -464,7 +464,15 @@ impl Engine {
 
     fn blank_state(rev: &str) -> RevState {
         RevState {
-            info: RevisionInfo { revision: rev.into(), supported: false, reason: String::new(), capabilities: None, server_info: None, session_id_issued: None, unreachable: None },
+            info: RevisionInfo {
+                revision: rev.into(),
+                supported: false,
+                reason: String::new(),
+                capabilities: None,
+                server_info: None,
+                session_id_issued: None,
+                unreachable: None,
+            },
             conn: None,
             frames: Vec::new(),
             frames_bytes: 0,
@@ -594,7 +602,15 @@ impl Engine {
     /// Send one JSON-RPC message (request or notification) and collect the
     /// reply. `headers` replace the standard ones for HTTP when non-empty
     /// entries of the same name are given (value None removes).
-    async fn exchange(&mut self, conn: &mut Conn, label: &str, revision: &str, body: &Value, overrides: &[HeaderEdit], want_reply: bool) -> Exchange {
+    async fn exchange(
+        &mut self,
+        conn: &mut Conn,
+        label: &str,
+        revision: &str,
+        body: &Value,
+        overrides: &[HeaderEdit],
+        want_reply: bool,
+    ) -> Exchange {
         let text = body.to_string();
         self.exchange_raw(conn, label, revision, "POST", Some(text), body, overrides, want_reply).await
     }
@@ -613,7 +629,13 @@ impl Engine {
     ) -> Exchange {
         let id = body.get("id").cloned();
         let rpc_method = body.get("method").and_then(|m| m.as_str()).map(String::from);
-        let mut ex = Exchange { label: label.into(), rpc_method: rpc_method.clone(), request_id: id.clone(), sent: text.clone(), ..Default::default() };
+        let mut ex = Exchange {
+            label: label.into(),
+            rpc_method: rpc_method.clone(),
+            request_id: id.clone(),
+            sent: text.clone(),
+            ..Default::default()
+        };
         match conn {
             Conn::Stdio(t) => {
                 ex.transport = "stdio".into();
@@ -649,7 +671,11 @@ impl Engine {
                 ex.transport = "http".into();
                 ex.http_method = Some(http_method.into());
                 let mut headers: Vec<(String, String)> = if revision == MODERN {
-                    if text.is_some() { wire::modern_headers(body) } else { vec![("Accept".into(), "application/json, text/event-stream".into())] }
+                    if text.is_some() {
+                        wire::modern_headers(body)
+                    } else {
+                        vec![("Accept".into(), "application/json, text/event-stream".into())]
+                    }
                 } else {
                     let initialized = rpc_method.as_deref() != Some("initialize");
                     let mut h = wire::legacy_headers(session.as_deref(), initialized);
@@ -896,7 +922,10 @@ impl Engine {
         let whole_run = case.steps.iter().any(|s| s.action.as_deref().is_some_and(actions::judges_whole_run));
         let mut out = if whole_run {
             // Run alone, this check would see only its own traffic.
-            vec![format!("rerun (this check judges all traffic of the run, so rerun the revision): {} --revision {}", self.cfg.rerun_base, case.revision)]
+            vec![format!(
+                "rerun (this check judges all traffic of the run, so rerun the revision): {} --revision {}",
+                self.cfg.rerun_base, case.revision
+            )]
         } else {
             vec![format!("rerun: {} --revision {} --exact {}", self.cfg.rerun_base, case.revision, shell_quote(&case.id))]
         };
@@ -907,7 +936,10 @@ impl Engine {
                 for ex in transcript {
                     if ex.fresh || lines.is_empty() {
                         if !lines.is_empty() {
-                            out.push(format!("printf '%s\\n' {} | {cmd}", lines.iter().map(|l| shell_quote(l)).collect::<Vec<_>>().join(" ")));
+                            out.push(format!(
+                                "printf '%s\\n' {} | {cmd}",
+                                lines.iter().map(|l| shell_quote(l)).collect::<Vec<_>>().join(" ")
+                            ));
                             lines.clear();
                         }
                         lines.extend(ex.preamble.iter().cloned());

@@ -71,7 +71,10 @@ pub fn input_required_problems(result: &Value) -> Vec<String> {
                 for (k, v) in m {
                     match v.get("method").and_then(|x| x.as_str()) {
                         Some("elicitation/create" | "sampling/createMessage" | "roots/list") => {}
-                        other => out.push(format!("inputRequests.{k}: method must be elicitation/create, sampling/createMessage or roots/list; got {}", other.map(|o| format!("{o:?}")).unwrap_or_else(|| "none".into()))),
+                        other => out.push(format!(
+                            "inputRequests.{k}: method must be elicitation/create, sampling/createMessage or roots/list; got {}",
+                            other.map(|o| format!("{o:?}")).unwrap_or_else(|| "none".into())
+                        )),
                     }
                 }
             }
@@ -90,7 +93,14 @@ fn is_input_required(r: Option<&Value>) -> bool {
 impl Engine {
     /// tools/call of the configured tool, declaring `caps`, with `extra`
     /// merged into the params (inputResponses, requestState).
-    async fn input_call(&mut self, rev: &str, label: &str, t: &InputTool, caps: &Value, extra: &Map<String, Value>) -> Result<Exchange, String> {
+    async fn input_call(
+        &mut self,
+        rev: &str,
+        label: &str,
+        t: &InputTool,
+        caps: &Value,
+        extra: &Map<String, Value>,
+    ) -> Result<Exchange, String> {
         let mut p = json!({"name": t.tool, "arguments": t.arguments});
         for (k, v) in extra {
             p[k] = v.clone();
@@ -107,13 +117,19 @@ impl Engine {
         let check = with.and_then(|w| w.get("check")).and_then(|c| c.as_str()).unwrap_or("").to_string();
         let Some(t) = self.cfg.contract.input_tool.clone() else {
             return StepOut {
-                na: Some("no tool that asks for input is named in the target config ([input_required] tool = \"NAME\"); these checks need one".into()),
+                na: Some(
+                    "no tool that asks for input is named in the target config ([input_required] tool = \"NAME\"); these checks need one"
+                        .into(),
+                ),
                 ..Default::default()
             };
         };
         let mut out = StepOut::default();
         let caps = all_capabilities();
-        let first = match self.input_call(&rev, &format!("tools/call {} declaring elicitation, sampling and roots", t.tool), &t, &caps, &Map::new()).await {
+        let first = match self
+            .input_call(&rev, &format!("tools/call {} declaring elicitation, sampling and roots", t.tool), &t, &caps, &Map::new())
+            .await
+        {
             Ok(e) => e,
             Err(e) => return StepOut { error: Some(e), ..Default::default() },
         };
@@ -141,18 +157,32 @@ impl Engine {
             }
             "undeclared-capability" => {
                 let none = json!({});
-                let ex = match self.input_call(&rev, &format!("tools/call {} declaring no client capabilities", t.tool), &t, &none, &Map::new()).await {
+                let ex = match self
+                    .input_call(&rev, &format!("tools/call {} declaring no client capabilities", t.tool), &t, &none, &Map::new())
+                    .await
+                {
                     Ok(e) => e,
                     Err(e) => return StepOut { error: Some(e), ..Default::default() },
                 };
                 if let Some(e) = &ex.error {
                     out.error = Some(format!("tools/call {} without capabilities: {e}", t.tool));
                 } else if let Some(err) = ex.response.as_ref().and_then(|r| r.get("error")) {
-                    if err.get("code").and_then(|c| c.as_i64()) == Some(-32021) && !err.pointer("/data/requiredCapabilities").is_some_and(|c| c.is_object()) {
-                        out.failures.push(format!("-32021 (missing client capability) must carry data.requiredCapabilities as an object; got {}", brief(err)));
+                    if err.get("code").and_then(|c| c.as_i64()) == Some(-32021)
+                        && !err.pointer("/data/requiredCapabilities").is_some_and(|c| c.is_object())
+                    {
+                        out.failures.push(format!(
+                            "-32021 (missing client capability) must carry data.requiredCapabilities as an object; got {}",
+                            brief(err)
+                        ));
                     }
                 } else if is_input_required(ex.response.as_ref()) {
-                    let reqs = ex.response.as_ref().and_then(|r| r.pointer("/result/inputRequests")).and_then(|r| r.as_object()).cloned().unwrap_or_default();
+                    let reqs = ex
+                        .response
+                        .as_ref()
+                        .and_then(|r| r.pointer("/result/inputRequests"))
+                        .and_then(|r| r.as_object())
+                        .cloned()
+                        .unwrap_or_default();
                     for (k, v) in reqs {
                         if let Some(cap) = needed_capability(&v) {
                             out.failures.push(format!(
@@ -176,7 +206,10 @@ impl Engine {
                     let mut extra = Map::new();
                     extra.insert("inputResponses".into(), responses(reqs.as_ref()));
                     extra.insert("requestState".into(), json!(tampered));
-                    let ex = match self.input_call(&rev, &format!("retry of {} with a tampered requestState", t.tool), &t, &caps, &extra).await {
+                    let ex = match self
+                        .input_call(&rev, &format!("retry of {} with a tampered requestState", t.tool), &t, &caps, &extra)
+                        .await
+                    {
                         Ok(e) => e,
                         Err(e) => return StepOut { error: Some(e), ..Default::default() },
                     };
@@ -201,7 +234,10 @@ impl Engine {
                     if let Some(s) = &state {
                         extra.insert("requestState".into(), s.clone());
                     }
-                    let ex = match self.input_call(&rev, &format!("retry {round} of {} with inputResponses and requestState", t.tool), &t, &caps, &extra).await {
+                    let ex = match self
+                        .input_call(&rev, &format!("retry {round} of {} with inputResponses and requestState", t.tool), &t, &caps, &extra)
+                        .await
+                    {
                         Ok(e) => e,
                         Err(e) => return StepOut { error: Some(e), ..Default::default() },
                     };
@@ -219,8 +255,13 @@ impl Engine {
                     }
                     match r.as_ref().and_then(|r| r.get("result")) {
                         Some(res) if res.get("resultType").and_then(|t| t.as_str()) == Some("complete") => return out,
-                        Some(res) => out.failures.push(format!("retry {round}: the final result must have resultType complete; got {}", brief(res))),
-                        None => out.failures.push(format!("retry {round} with the answers and the requestState given back byte for byte must be served; got {}", ex.summary())),
+                        Some(res) => {
+                            out.failures.push(format!("retry {round}: the final result must have resultType complete; got {}", brief(res)))
+                        }
+                        None => out.failures.push(format!(
+                            "retry {round} with the answers and the requestState given back byte for byte must be served; got {}",
+                            ex.summary()
+                        )),
                     }
                     return out;
                 }
@@ -252,9 +293,14 @@ impl Engine {
                 }
             }
         }
-        out.exchanges.push(Exchange { label: "input_required audit".into(), note: Some(format!("{checked} results checked")), ..Default::default() });
+        out.exchanges.push(Exchange {
+            label: "input_required audit".into(),
+            note: Some(format!("{checked} results checked")),
+            ..Default::default()
+        });
         if !bad.is_empty() {
-            out.failures.push(format!("only tools/call, prompts/get and resources/read may answer input_required; these did:\n{}", bad.join("\n")));
+            out.failures
+                .push(format!("only tools/call, prompts/get and resources/read may answer input_required; these did:\n{}", bad.join("\n")));
         }
         out
     }

@@ -33,7 +33,9 @@ impl Matcher {
     pub fn new(entry: &str) -> Result<Matcher, String> {
         if entry.len() > 2 && entry.starts_with('/') && entry.ends_with('/') {
             let pattern = &entry[1..entry.len() - 1];
-            let v = jsonschema::options().build(&json!({"type": "string", "pattern": pattern})).map_err(|e| format!("never_see pattern {entry}: {e}"))?;
+            let v = jsonschema::options()
+                .build(&json!({"type": "string", "pattern": pattern}))
+                .map_err(|e| format!("never_see pattern {entry}: {e}"))?;
             return Ok(Matcher { text: entry.to_string(), regex: Some(v) });
         }
         Ok(Matcher { text: entry.to_lowercase(), regex: None })
@@ -110,7 +112,12 @@ impl Engine {
         let caps = self.revs.get(rev).and_then(|s| s.info.capabilities.clone()).unwrap_or(json!({}));
         let mut conn = self.open_as(role).await?;
         let mut seen = Seen { lists: BTreeMap::new(), results: Vec::new(), exchanges: Vec::new() };
-        let lists = [("tools", "tools/list", "tools"), ("prompts", "prompts/list", "prompts"), ("resources", "resources/list", "resources"), ("resources", "resources/templates/list", "resourceTemplates")];
+        let lists = [
+            ("tools", "tools/list", "tools"),
+            ("prompts", "prompts/list", "prompts"),
+            ("resources", "resources/list", "resources"),
+            ("resources", "resources/templates/list", "resourceTemplates"),
+        ];
         for (cap, method, key) in lists {
             if caps.get(cap).is_none() {
                 continue;
@@ -132,7 +139,8 @@ impl Engine {
             let targets = super::completion::targets_from(&items("prompts/list"), &items("resources/templates/list"));
             for t in targets.into_iter().take(50) {
                 let p = json!({"ref": t.reference, "argument": {"name": t.argument, "value": ""}});
-                let ex = self.role_request(&mut conn, rev, &format!("as {}: complete {}", role.name, t.what), "completion/complete", p).await;
+                let ex =
+                    self.role_request(&mut conn, rev, &format!("as {}: complete {}", role.name, t.what), "completion/complete", p).await;
                 if let Some(res) = ex.response.as_ref().and_then(|x| x.get("result")) {
                     seen.results.push((format!("completion/complete of {}", t.what), res.clone()));
                 }
@@ -150,7 +158,15 @@ impl Engine {
             let conf = self.cfg.contract.tools.get(name).cloned().unwrap_or_default();
             let Some(args) = conf.arguments.clone().or_else(|| t.get("inputSchema").and_then(synth_valid)) else { continue };
             called += 1;
-            let ex = self.role_request(&mut conn, rev, &format!("as {}: tools/call {name}", role.name), "tools/call", json!({"name": name, "arguments": args})).await;
+            let ex = self
+                .role_request(
+                    &mut conn,
+                    rev,
+                    &format!("as {}: tools/call {name}", role.name),
+                    "tools/call",
+                    json!({"name": name, "arguments": args}),
+                )
+                .await;
             if let Some(res) = ex.response.as_ref().and_then(|x| x.get("result")) {
                 seen.results.push((format!("tools/call {name} result"), res.clone()));
             }
@@ -167,9 +183,11 @@ impl Engine {
         let mut overrides = Vec::new();
         if method == "tools/call" {
             // Over HTTP the call carries its Mcp-Param-* headers like any other.
-            let schema = self.revs.get(rev).and_then(|s| s.tools_walk.clone()).and_then(|w| {
-                w.items.iter().find(|t| t.get("name") == p.get("name")).and_then(|t| t.get("inputSchema")).cloned()
-            });
+            let schema = self
+                .revs
+                .get(rev)
+                .and_then(|s| s.tools_walk.clone())
+                .and_then(|w| w.items.iter().find(|t| t.get("name") == p.get("name")).and_then(|t| t.get("inputSchema")).cloned());
             if let (Some(s), Some(a)) = (schema, p.get("arguments")) {
                 overrides = super::tools::param_headers(&s, a).into_iter().map(|(k, v)| super::HeaderEdit::Set(k, v)).collect();
             }
@@ -235,16 +253,20 @@ impl Engine {
             "public-scope" => {
                 for method in ["tools/list", "prompts/list", "resources/list", "resources/templates/list"] {
                     let per_role: Vec<(&str, Option<&Walk>)> = views.iter().map(|(r, s)| (r.name.as_str(), s.lists.get(method))).collect();
-                    let sets: Vec<Vec<String>> = per_role.iter().map(|(_, w)| {
-                        let mut v: Vec<String> = w.map(|w| w.items.iter().map(|i| i.to_string()).collect()).unwrap_or_default();
-                        v.sort();
-                        v
-                    }).collect();
+                    let sets: Vec<Vec<String>> = per_role
+                        .iter()
+                        .map(|(_, w)| {
+                            let mut v: Vec<String> = w.map(|w| w.items.iter().map(|i| i.to_string()).collect()).unwrap_or_default();
+                            v.sort();
+                            v
+                        })
+                        .collect();
                     if sets.windows(2).all(|p| p[0] == p[1]) {
                         continue;
                     }
                     for (name, w) in &per_role {
-                        let public = w.is_some_and(|w| w.pages.iter().any(|p| p.result.get("cacheScope").and_then(|c| c.as_str()) == Some("public")));
+                        let public = w
+                            .is_some_and(|w| w.pages.iter().any(|p| p.result.get("cacheScope").and_then(|c| c.as_str()) == Some("public")));
                         if public {
                             out.failures.push(format!(
                                 "{method} differs between roles, yet role {name} got it with cacheScope \"public\": a shared cache may serve one identity's list to another (use \"private\")"

@@ -71,7 +71,10 @@ fn notifications(frames: &[Frame]) -> impl Iterator<Item = &Value> {
 pub fn judge_acknowledgment(s: &Session) -> (Vec<String>, Option<String>) {
     let mut out = Vec::new();
     let mut note = None;
-    let mine = notifications(&s.frames).find(|v| sub_id(v).is_some_and(|x| loosely_equal(x, &s.id)) || v.get("method").and_then(|m| m.as_str()) == Some("notifications/subscriptions/acknowledged"));
+    let mine = notifications(&s.frames).find(|v| {
+        sub_id(v).is_some_and(|x| loosely_equal(x, &s.id))
+            || v.get("method").and_then(|m| m.as_str()) == Some("notifications/subscriptions/acknowledged")
+    });
     match mine {
         None => out.push(format!(
             "no notifications/subscriptions/acknowledged arrived within {} ms of subscriptions/listen (id {})",
@@ -114,10 +117,14 @@ pub fn judge_acknowledgment(s: &Session) -> (Vec<String>, Option<String>) {
         if v.get("id") == Some(&s.id) && v.get("result").is_some() {
             let r = &v["result"];
             note = Some("the server ended the subscription with the listen result".to_string());
-            if r.get("resultType").and_then(|t| t.as_str()) != Some("complete") || r.pointer("/_meta").and_then(|m| m.get(KEY_SUBSCRIPTION_ID)) != Some(&s.id) {
+            if r.get("resultType").and_then(|t| t.as_str()) != Some("complete")
+                || r.pointer("/_meta").and_then(|m| m.get(KEY_SUBSCRIPTION_ID)) != Some(&s.id)
+            {
                 out.push(format!("the listen result that ends a subscription must have resultType complete and _meta[\"{KEY_SUBSCRIPTION_ID}\"] equal to the id; got {}", brief(r)));
             }
-        } else if v.get("method").and_then(|m| m.as_str()) == Some("notifications/cancelled") && v.pointer("/params/requestId") == Some(&s.id) {
+        } else if v.get("method").and_then(|m| m.as_str()) == Some("notifications/cancelled")
+            && v.pointer("/params/requestId") == Some(&s.id)
+        {
             note = Some("the server ended the subscription with notifications/cancelled (accepted: the spec is inconsistent here, upstream issue #3348)".into());
         }
     }
@@ -180,7 +187,11 @@ pub fn judge_ids(s: &Session) -> (Vec<String>, usize) {
         }
         seen += 1;
         if sub_id(v) != Some(&s.id) {
-            out.push(format!("{method} on the subscription must carry params._meta[\"{KEY_SUBSCRIPTION_ID}\"] = {}; got {}", brief(&s.id), clip(&v.to_string(), 160)));
+            out.push(format!(
+                "{method} on the subscription must carry params._meta[\"{KEY_SUBSCRIPTION_ID}\"] = {}; got {}",
+                brief(&s.id),
+                clip(&v.to_string(), 160)
+            ));
         }
     }
     (out, seen)
@@ -195,7 +206,13 @@ impl Engine {
     /// opened together and watched at once (each on its own connection); a
     /// trigger, if given, runs once, when every stream is acknowledged. Over
     /// stdio each gets a process of its own, one after another.
-    pub(super) async fn listen_sessions(&mut self, rev: &str, subs: Vec<(Value, Value)>, trigger: Option<&InputTool>, case: &str) -> Result<Vec<Session>, String> {
+    pub(super) async fn listen_sessions(
+        &mut self,
+        rev: &str,
+        subs: Vec<(Value, Value)>,
+        trigger: Option<&InputTool>,
+        case: &str,
+    ) -> Result<Vec<Session>, String> {
         if matches!(self.cfg.target, super::TargetSpec::Stdio(_)) {
             let mut all = Vec::new();
             for (id, filter) in subs {
@@ -305,10 +322,28 @@ impl Engine {
     }
 
     /// A listen session over stdio, on a process of its own (`conn`).
-    async fn listen_session(&mut self, rev: &str, id: Value, filter: Value, trigger: Option<&InputTool>, case: &str, mut conn: Conn) -> Result<Session, String> {
+    async fn listen_session(
+        &mut self,
+        rev: &str,
+        id: Value,
+        filter: Value,
+        trigger: Option<&InputTool>,
+        case: &str,
+        mut conn: Conn,
+    ) -> Result<Session, String> {
         let p = json!({"notifications": filter});
         let body = wire::request(&id, "subscriptions/listen", wire::modern_params(Some(&p), MetaMode::Full, MODERN));
-        let mut s = Session { id: id.clone(), filter, frames: vec![], exchanges: vec![], tools_before: vec![], tools_after: vec![], triggered: false, own_stream: false, watched_ms: 0 };
+        let mut s = Session {
+            id: id.clone(),
+            filter,
+            frames: vec![],
+            exchanges: vec![],
+            tools_before: vec![],
+            tools_after: vec![],
+            triggered: false,
+            own_stream: false,
+            watched_ms: 0,
+        };
         if trigger.is_some() {
             s.tools_before = self.walk_main(rev, "tools/list", "tools", case).await?.names();
         }
@@ -342,7 +377,9 @@ impl Engine {
                 if let Some(t) = trigger {
                     let tbody = self.body_for(rev, "tools/call", Some(json!({"name": t.tool, "arguments": t.arguments})));
                     let tid = tbody["id"].clone();
-                    let mut tex = self.exchange(&mut conn, &format!("trigger: tools/call {} on the same process", t.tool), rev, &tbody, &[], true).await;
+                    let mut tex = self
+                        .exchange(&mut conn, &format!("trigger: tools/call {} on the same process", t.tool), rev, &tbody, &[], true)
+                        .await;
                     if let Conn::Stdio(p) = &mut conn {
                         // Whatever the change brings arrives soon after the reply.
                         tex.frames.extend(p.read_for(super::super::target::stdio::GRACE).await);
@@ -387,7 +424,8 @@ impl Engine {
             return StepOut { error: Some(format!("suite problem: unknown subscriptions check `{check}`")), ..Default::default() };
         }
         if check == "list-changed" && trigger.is_none() {
-            out.na = Some("no tool that changes the tool set is named in the target config ([subscriptions] trigger_tool = \"NAME\")".into());
+            out.na =
+                Some("no tool that changes the tool set is named in the target config ([subscriptions] trigger_tool = \"NAME\")".into());
             return out;
         }
         // The two subscriptions a trigger serves (an empty filter, and
@@ -453,7 +491,8 @@ impl Engine {
                 }
                 "unrequested" => {
                     out.failures.extend(judge_unrequested(&s));
-                    let acked = notifications(&s.frames).any(|v| v.get("method").and_then(|m| m.as_str()) == Some("notifications/subscriptions/acknowledged"));
+                    let acked = notifications(&s.frames)
+                        .any(|v| v.get("method").and_then(|m| m.as_str()) == Some("notifications/subscriptions/acknowledged"));
                     if out.failures.is_empty() && !acked {
                         out.na = Some("the subscription was never acknowledged (subscriptions/acknowledged says why), so there is nothing on it to judge".into());
                     }
@@ -470,7 +509,8 @@ impl Engine {
                     }
                 }
                 _ => {
-                    let arrived = notifications(&s.frames).any(|v| v.get("method").and_then(|m| m.as_str()) == Some("notifications/tools/list_changed"));
+                    let arrived = notifications(&s.frames)
+                        .any(|v| v.get("method").and_then(|m| m.as_str()) == Some("notifications/tools/list_changed"));
                     if !arrived {
                         out.failures.push(format!(
                             "after {} changed the tool set, no notifications/tools/list_changed arrived on the subscription {}",
@@ -483,7 +523,11 @@ impl Engine {
                         ));
                     }
                     if s.tools_before == s.tools_after {
-                        out.failures.push(format!("tools/list is the same before and after {} ran, so the trigger changed nothing: {:?}", trigger.as_ref().map(|t| t.tool.as_str()).unwrap_or("?"), s.tools_after));
+                        out.failures.push(format!(
+                            "tools/list is the same before and after {} ran, so the trigger changed nothing: {:?}",
+                            trigger.as_ref().map(|t| t.tool.as_str()).unwrap_or("?"),
+                            s.tools_after
+                        ));
                     }
                 }
             }
@@ -518,9 +562,17 @@ mod tests {
     fn acknowledgment_rules() {
         let f = json!({"toolsListChanged": true});
         assert!(judge_acknowledgment(&session(json!(5), f.clone(), &[ack(json!(5), json!({"toolsListChanged": true}))])).0.is_empty());
-        assert_eq!(judge_acknowledgment(&session(json!(5), f.clone(), &[ack(json!("5"), json!({}))])).0.len(), 1, "string id for a numeric request");
+        assert_eq!(
+            judge_acknowledgment(&session(json!(5), f.clone(), &[ack(json!("5"), json!({}))])).0.len(),
+            1,
+            "string id for a numeric request"
+        );
         assert_eq!(judge_acknowledgment(&session(json!("a"), f.clone(), &[])).0.len(), 1, "no acknowledgment");
-        assert_eq!(judge_acknowledgment(&session(json!(5), f.clone(), &[ack(json!(5), json!({"promptsListChanged": true}))])).0.len(), 1, "honours more than asked");
+        assert_eq!(
+            judge_acknowledgment(&session(json!(5), f.clone(), &[ack(json!(5), json!({"promptsListChanged": true}))])).0.len(),
+            1,
+            "honours more than asked"
+        );
         let end_ok = json!({"jsonrpc": "2.0", "id": 5, "result": {"resultType": "complete", "_meta": {KEY_SUBSCRIPTION_ID: 5}}});
         let (f1, note) = judge_acknowledgment(&session(json!(5), f.clone(), &[ack(json!(5), json!({})), end_ok]));
         assert!(f1.is_empty() && note.is_some());
@@ -532,9 +584,13 @@ mod tests {
 
     #[test]
     fn unrequested_and_ids() {
-        let changed = json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed", "params": {"_meta": {KEY_SUBSCRIPTION_ID: 5}}});
+        let changed =
+            json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed", "params": {"_meta": {KEY_SUBSCRIPTION_ID: 5}}});
         let progress = json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 5, "progress": 1}});
-        assert!(judge_unrequested(&session(json!(5), json!({"toolsListChanged": true}), &[ack(json!(5), json!({})), changed.clone()])).is_empty());
+        assert!(
+            judge_unrequested(&session(json!(5), json!({"toolsListChanged": true}), &[ack(json!(5), json!({})), changed.clone()]))
+                .is_empty()
+        );
         assert_eq!(judge_unrequested(&session(json!(5), json!({}), &[changed.clone()])).len(), 1);
         assert_eq!(judge_unrequested(&session(json!(5), json!({}), &[progress.clone()])).len(), 1);
         let mut on_process = session(json!(5), json!({}), &[progress]);

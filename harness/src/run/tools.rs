@@ -39,7 +39,18 @@ pub struct Contract {
 
 impl Default for Contract {
     fn default() -> Self {
-        Contract { tools: BTreeMap::new(), admission: Policy::default(), max_pages: 10_000, max_tools_called: 50, allowed_origin: None, redact_params: false, completion_probes: 4, input_tool: None, listen_trigger: None, roles: Vec::new() }
+        Contract {
+            tools: BTreeMap::new(),
+            admission: Policy::default(),
+            max_pages: 10_000,
+            max_tools_called: 50,
+            allowed_origin: None,
+            redact_params: false,
+            completion_probes: 4,
+            input_tool: None,
+            listen_trigger: None,
+            roles: Vec::new(),
+        }
     }
 }
 
@@ -168,7 +179,11 @@ impl Engine {
             }
             let p = cursor.as_ref().map(|c| json!({"cursor": c}));
             let body = self.body_for(rev, method, p);
-            let label = if n == 0 { format!("{method} page 1") } else { format!("{method} page {} (cursor {:?})", n + 1, cursor.as_deref().unwrap_or("")) };
+            let label = if n == 0 {
+                format!("{method} page 1")
+            } else {
+                format!("{method} page {} (cursor {:?})", n + 1, cursor.as_deref().unwrap_or(""))
+            };
             let mut ex = self.exchange(conn, &label, rev, &body, &[], true).await;
             if let Some(st) = self.revs.get_mut(rev) {
                 log_frames(st, case, &ex);
@@ -196,7 +211,10 @@ impl Engine {
             let items = match result.as_object_mut().and_then(|o| o.remove(key)) {
                 Some(Value::Array(items)) => items,
                 other => {
-                    w.broken = Some(format!("{label}: `{key}` must be an array; got {}", other.as_ref().map(brief).unwrap_or_else(|| "nothing".into())));
+                    w.broken = Some(format!(
+                        "{label}: `{key}` must be an array; got {}",
+                        other.as_ref().map(brief).unwrap_or_else(|| "nothing".into())
+                    ));
                     break;
                 }
             };
@@ -209,7 +227,11 @@ impl Engine {
                 None => break,
                 Some(Value::String(c)) => {
                     if let Some(first) = sent_at.get(c) {
-                        let hint = if c.is_empty() { " (an empty string is a cursor, not the end: the last page must leave nextCursor out)" } else { "" };
+                        let hint = if c.is_empty() {
+                            " (an empty string is a cursor, not the end: the last page must leave nextCursor out)"
+                        } else {
+                            ""
+                        };
                         w.broken = Some(format!(
                             "page {} handed out nextCursor {c:?} again (it was already followed to page {}): the cursors go round in a cycle and the list never ends{hint}",
                             n + 1,
@@ -403,7 +425,10 @@ impl Engine {
         if let Some(e) = &ex.error {
             out.error = Some(format!("tools/list with an unknown cursor: {e}"));
         } else if !is_error_code(ex.response.as_ref(), -32602) {
-            out.failures.push(format!("a cursor the server never issued ({BOGUS_CURSOR:?}) should get JSON-RPC error -32602 (invalid params); got {}", ex.summary()));
+            out.failures.push(format!(
+                "a cursor the server never issued ({BOGUS_CURSOR:?}) should get JSON-RPC error -32602 (invalid params); got {}",
+                ex.summary()
+            ));
         }
         out.exchanges.push(ex);
         out
@@ -446,7 +471,12 @@ impl Engine {
         };
         let (mut conn, _, mut pre) = match self.fresh_conn(rev, true).await {
             Ok(x) => x,
-            Err(e) => return StepOut { error: Some(format!("could not open a fresh {}: {e}", self.cfg.target.transport_noun())), ..Default::default() },
+            Err(e) => {
+                return StepOut {
+                    error: Some(format!("could not open a fresh {}: {e}", self.cfg.target.transport_noun())),
+                    ..Default::default()
+                };
+            }
         };
         let mut w = self.walk_on(&mut conn, rev, "tools/list", "tools", case).await;
         if let Conn::Stdio(t) = &mut conn {
@@ -551,7 +581,11 @@ impl Engine {
         }
         out.exchanges.push(Exchange { label: format!("admission: {rule}"), note: Some(note), ..Default::default() });
         if bad_tools > 0 {
-            out.failures.push(format!("{bad_tools} of {} tools break this rule (each tool is judged on its own):\n{}", w.items.len(), lines.join("\n")));
+            out.failures.push(format!(
+                "{bad_tools} of {} tools break this rule (each tool is judged on its own):\n{}",
+                w.items.len(),
+                lines.join("\n")
+            ));
         }
         out
     }
@@ -592,7 +626,9 @@ impl Engine {
                 continue;
             }
             if called >= self.cfg.contract.max_tools_called {
-                calls.skipped.push(format!("{name}: over the limit of {} tools called ([calls] max_tools)", self.cfg.contract.max_tools_called));
+                calls
+                    .skipped
+                    .push(format!("{name}: over the limit of {} tools called ([calls] max_tools)", self.cfg.contract.max_tools_called));
                 continue;
             }
             let Some(schema) = tool.get("inputSchema").filter(|s| s.is_object()) else {
@@ -642,10 +678,21 @@ impl Engine {
 
     /// One tools/call on the main connection, with the `Mcp-Param-*`
     /// headers its inputSchema asks for (HTTP, 2026-07-28).
-    async fn call_tool(&mut self, rev: &str, label: &str, name: &str, schema: &Value, args: &Value, case: &str) -> Result<Exchange, String> {
+    async fn call_tool(
+        &mut self,
+        rev: &str,
+        label: &str,
+        name: &str,
+        schema: &Value,
+        args: &Value,
+        case: &str,
+    ) -> Result<Exchange, String> {
         let body = self.body_for(rev, "tools/call", Some(json!({"name": name, "arguments": args})));
-        let overrides: Vec<super::HeaderEdit> =
-            if rev == MODERN { param_headers(schema, args).into_iter().map(|(k, v)| super::HeaderEdit::Set(k, v)).collect() } else { Vec::new() };
+        let overrides: Vec<super::HeaderEdit> = if rev == MODERN {
+            param_headers(schema, args).into_iter().map(|(k, v)| super::HeaderEdit::Set(k, v)).collect()
+        } else {
+            Vec::new()
+        };
         let Some(mut conn) = self.revs.get_mut(rev).and_then(|s| s.conn.take()) else {
             return Err(format!("no connection for {rev}"));
         };
@@ -722,11 +769,30 @@ impl Engine {
                     judged += 1;
                     match content::judge_structured(&res, os, rev) {
                         Structured::Conforms => {}
-                        Structured::Missing => fail(&mut out, i, format!("{}: the tool declares an outputSchema, so a successful result must carry structuredContent; it has none", r.ex.label)),
-                        Structured::Breaks(e) => fail(&mut out, i, format!("{}: structuredContent does not conform to the tool's outputSchema:\n    {}", r.ex.label, e.join("\n    "))),
+                        Structured::Missing => fail(
+                            &mut out,
+                            i,
+                            format!(
+                                "{}: the tool declares an outputSchema, so a successful result must carry structuredContent; it has none",
+                                r.ex.label
+                            ),
+                        ),
+                        Structured::Breaks(e) => fail(
+                            &mut out,
+                            i,
+                            format!(
+                                "{}: structuredContent does not conform to the tool's outputSchema:\n    {}",
+                                r.ex.label,
+                                e.join("\n    ")
+                            ),
+                        ),
                         Structured::Unjudgeable(e) => {
                             judged -= 1;
-                            out.exchanges.push(Exchange { label: format!("{}: not judged", r.tool), note: Some(format!("outputSchema could not be compiled: {e}")), ..Default::default() });
+                            out.exchanges.push(Exchange {
+                                label: format!("{}: not judged", r.tool),
+                                note: Some(format!("outputSchema could not be compiled: {e}")),
+                                ..Default::default()
+                            });
                         }
                     }
                 }
@@ -737,13 +803,21 @@ impl Engine {
                     }
                     judged += 1;
                     if !content::has_text_mirror(&res) {
-                        let first_text = res.get("content").and_then(|c| c.as_array()).and_then(|a| a.iter().find_map(|b| b.get("text").and_then(|t| t.as_str()))).map(|t| format!("{:?}", clip(t, 120)));
-                        fail(&mut out, i, format!(
-                            "{}: a result with structuredContent should also hold it serialized as JSON in a text block; structuredContent is {}, the first text block holds {}",
-                            r.ex.label,
-                            clip(&brief(&res["structuredContent"]), 120),
-                            first_text.unwrap_or_else(|| "nothing (no text block)".into())
-                        ));
+                        let first_text = res
+                            .get("content")
+                            .and_then(|c| c.as_array())
+                            .and_then(|a| a.iter().find_map(|b| b.get("text").and_then(|t| t.as_str())))
+                            .map(|t| format!("{:?}", clip(t, 120)));
+                        fail(
+                            &mut out,
+                            i,
+                            format!(
+                                "{}: a result with structuredContent should also hold it serialized as JSON in a text block; structuredContent is {}, the first text block holds {}",
+                                r.ex.label,
+                                clip(&brief(&res["structuredContent"]), 120),
+                                first_text.unwrap_or_else(|| "nothing (no text block)".into())
+                            ),
+                        );
                     }
                 }
                 "error-conforms" | "error-structured" => {
@@ -754,13 +828,28 @@ impl Engine {
                     match (check, content::judge_structured(&res, os, rev)) {
                         ("error-conforms", Structured::Breaks(e)) => {
                             judged += 1;
-                            fail(&mut out, i, format!("{}: an isError result carries structuredContent that does not conform to the tool's outputSchema (the error flag does not exempt it):\n    {}", r.ex.label, e.join("\n    ")));
+                            fail(
+                                &mut out,
+                                i,
+                                format!(
+                                    "{}: an isError result carries structuredContent that does not conform to the tool's outputSchema (the error flag does not exempt it):\n    {}",
+                                    r.ex.label,
+                                    e.join("\n    ")
+                                ),
+                            );
                         }
                         // Absent structuredContent is the POLICY case's business.
                         ("error-conforms", Structured::Conforms | Structured::Missing) => judged += 1,
                         ("error-structured", Structured::Missing) => {
                             judged += 1;
-                            fail(&mut out, i, format!("{}: the tool publishes an outputSchema, but its isError result has no structuredContent (policy: error results keep the published contract)", r.ex.label));
+                            fail(
+                                &mut out,
+                                i,
+                                format!(
+                                    "{}: the tool publishes an outputSchema, but its isError result has no structuredContent (policy: error results keep the published contract)",
+                                    r.ex.label
+                                ),
+                            );
                         }
                         ("error-structured", Structured::Conforms | Structured::Breaks(_)) => judged += 1,
                         _ => {}
@@ -776,8 +865,24 @@ impl Engine {
                     match (code, res) {
                         (Some(-32602), _) => {}
                         (None, Some(res)) if is_error_result(&res) => {}
-                        (None, Some(_)) => fail(&mut out, i, format!("{}: arguments that break the inputSchema must be refused (isError: true, or JSON-RPC -32602); the call succeeded: {}", r.ex.label, r.ex.summary())),
-                        (Some(c), _) => fail(&mut out, i, format!("{}: arguments that break the inputSchema must give isError: true or JSON-RPC -32602; got error {c}{}", r.ex.label, if c == -32603 { " (internal error: the server did not validate its input)" } else { "" })),
+                        (None, Some(_)) => fail(
+                            &mut out,
+                            i,
+                            format!(
+                                "{}: arguments that break the inputSchema must be refused (isError: true, or JSON-RPC -32602); the call succeeded: {}",
+                                r.ex.label,
+                                r.ex.summary()
+                            ),
+                        ),
+                        (Some(c), _) => fail(
+                            &mut out,
+                            i,
+                            format!(
+                                "{}: arguments that break the inputSchema must give isError: true or JSON-RPC -32602; got error {c}{}",
+                                r.ex.label,
+                                if c == -32603 { " (internal error: the server did not validate its input)" } else { "" }
+                            ),
+                        ),
                         (None, None) => fail(&mut out, i, format!("{}: no JSON-RPC answer: {}", r.ex.label, r.ex.summary())),
                     }
                 }
@@ -789,7 +894,11 @@ impl Engine {
         }
         shown.extend(failed);
         // Show the calls that failed, or (when all is well) the judged ones.
-        let picks: Vec<usize> = if shown.is_empty() { (0..calls.records.len()).filter(|i| relevant(check, &calls.records[*i])).take(10).collect() } else { shown.into_iter().take(10).collect() };
+        let picks: Vec<usize> = if shown.is_empty() {
+            (0..calls.records.len()).filter(|i| relevant(check, &calls.records[*i])).take(10).collect()
+        } else {
+            shown.into_iter().take(10).collect()
+        };
         let mut exs: Vec<Exchange> = picks.iter().map(|i| calls.records[*i].ex.clone()).collect();
         exs.append(&mut out.exchanges);
         out.exchanges = exs;
@@ -826,11 +935,7 @@ fn relevant(check: &str, r: &CallRecord) -> bool {
 }
 
 fn no_tools(w: &Walk) -> Option<String> {
-    if w.items.is_empty() && w.error.is_none() && w.broken.is_none() {
-        Some("the server lists no tools".into())
-    } else {
-        None
-    }
+    if w.items.is_empty() && w.error.is_none() && w.broken.is_none() { Some("the server lists no tools".into()) } else { None }
 }
 
 /// `ttlMs` (integer >= 0) and `cacheScope` on every page; one scope for all.
@@ -951,7 +1056,10 @@ fn synth(s: &Value, root: &Value, depth: usize) -> Option<Value> {
             if base.len() >= min { Value::String(base) } else { Value::String("x".repeat(min)) }
         }
         "integer" | "number" => {
-            let lo = m.get("minimum").and_then(|x| x.as_f64()).or_else(|| m.get("exclusiveMinimum").and_then(|x| x.as_f64()).map(|x| x.floor() + 1.0));
+            let lo = m
+                .get("minimum")
+                .and_then(|x| x.as_f64())
+                .or_else(|| m.get("exclusiveMinimum").and_then(|x| x.as_f64()).map(|x| x.floor() + 1.0));
             let hi = m.get("maximum").and_then(|x| x.as_f64());
             let mut v = lo.unwrap_or(1.0);
             if let Some(h) = hi {
@@ -1021,7 +1129,10 @@ mod tests {
         let v = synth_valid(&s).unwrap();
         assert_eq!(v, json!({"a": 3, "b": "xxxxxxxxxx", "c": false, "d": "x", "e": [1]}));
         assert_eq!(synth_valid(&json!({"type": "object"})).unwrap(), json!({}));
-        assert!(synth_valid(&json!({"type": "object", "properties": {"p": {"type": "string", "pattern": "^[0-9]+$"}}, "required": ["p"]})).is_none());
+        assert!(
+            synth_valid(&json!({"type": "object", "properties": {"p": {"type": "string", "pattern": "^[0-9]+$"}}, "required": ["p"]}))
+                .is_none()
+        );
     }
 
     #[test]
@@ -1038,7 +1149,14 @@ mod tests {
         let s = json!({"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}, "days": {"type": "integer", "x-mcp-header": "Days"},
             "f": {"type": "boolean", "x-mcp-header": "F"}, "n": {"type": "string", "x-mcp-header": "N"}}});
         let h = param_headers(&s, &json!({"region": "Zürich", "days": 3, "f": true, "n": null}));
-        assert_eq!(h, vec![("Mcp-Param-Region".to_string(), headerval::encode_str("Zürich")), ("Mcp-Param-Days".into(), "3".into()), ("Mcp-Param-F".into(), "true".into())]);
+        assert_eq!(
+            h,
+            vec![
+                ("Mcp-Param-Region".to_string(), headerval::encode_str("Zürich")),
+                ("Mcp-Param-Days".into(), "3".into()),
+                ("Mcp-Param-F".into(), "true".into())
+            ]
+        );
     }
 
     fn walk_of(pages: Vec<Value>) -> Walk {
@@ -1051,8 +1169,15 @@ mod tests {
 
     #[test]
     fn cache_hints() {
-        assert!(cache_hint_problems(&walk_of(vec![json!({"ttlMs": 0, "cacheScope": "public"}), json!({"ttlMs": 5, "cacheScope": "public"})])).is_empty());
-        assert_eq!(cache_hint_problems(&walk_of(vec![json!({"ttlMs": 0, "cacheScope": "public"}), json!({"ttlMs": 5, "cacheScope": "private"})])).len(), 1);
+        assert!(
+            cache_hint_problems(&walk_of(vec![json!({"ttlMs": 0, "cacheScope": "public"}), json!({"ttlMs": 5, "cacheScope": "public"})]))
+                .is_empty()
+        );
+        assert_eq!(
+            cache_hint_problems(&walk_of(vec![json!({"ttlMs": 0, "cacheScope": "public"}), json!({"ttlMs": 5, "cacheScope": "private"})]))
+                .len(),
+            1
+        );
         assert_eq!(cache_hint_problems(&walk_of(vec![json!({"ttlMs": -1, "cacheScope": "public"})])).len(), 1);
         assert_eq!(cache_hint_problems(&walk_of(vec![json!({"ttlMs": 1.5, "cacheScope": "public"})])).len(), 1);
         assert_eq!(cache_hint_problems(&walk_of(vec![json!({"cacheScope": "shared"})])).len(), 2);

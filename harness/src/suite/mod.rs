@@ -270,7 +270,10 @@ pub fn parse_file(name: &str, text: &str, validator: &jsonschema::Validator) -> 
             }
             if let Some(t) = &e.result {
                 if !schemas.has(&suite.revision, t) {
-                    return Err(err(at(&format!("/expect/{j}/result")), format!("`{t}` is not a message type of the {} wire schema", suite.revision)));
+                    return Err(err(
+                        at(&format!("/expect/{j}/result")),
+                        format!("`{t}` is not a message type of the {} wire schema", suite.revision),
+                    ));
                 }
             }
             if let Some(m) = &e.matches {
@@ -305,11 +308,19 @@ fn finish(files: Vec<(String, String)>) -> Result<Catalog, LoadError> {
         let suite = parse_file(name, text, &validator)?;
         let expect_dir = name.split('/').next().unwrap_or("");
         if expect_dir != suite.revision {
-            return Err(LoadError { file: name.clone(), path: "/revision".into(), problem: format!("file is under `{expect_dir}/` but declares revision {}", suite.revision) });
+            return Err(LoadError {
+                file: name.clone(),
+                path: "/revision".into(),
+                problem: format!("file is under `{expect_dir}/` but declares revision {}", suite.revision),
+            });
         }
         for (i, c) in suite.cases.iter().enumerate() {
             if !seen.insert(c.id.clone()) {
-                return Err(LoadError { file: name.clone(), path: format!("/cases/{i}/id"), problem: format!("duplicate case id `{}`", c.id) });
+                return Err(LoadError {
+                    file: name.clone(),
+                    path: format!("/cases/{i}/id"),
+                    problem: format!("duplicate case id `{}`", c.id),
+                });
             }
         }
         names.push(name.clone());
@@ -332,20 +343,25 @@ pub fn load_dir(dir: &Path) -> Result<Catalog, LoadError> {
     for rev in crate::wire::REVISIONS {
         let sub = dir.join(rev);
         let Ok(rd) = std::fs::read_dir(&sub) else { continue };
-        let mut names: Vec<String> = rd
-            .filter_map(|e| e.ok())
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| n.ends_with(".json"))
-            .collect();
+        let mut names: Vec<String> =
+            rd.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.ends_with(".json")).collect();
         names.sort();
         for n in names {
             let p = sub.join(&n);
-            let text = std::fs::read_to_string(&p).map_err(|e| LoadError { file: p.display().to_string(), path: String::new(), problem: e.to_string() })?;
+            let text = std::fs::read_to_string(&p).map_err(|e| LoadError {
+                file: p.display().to_string(),
+                path: String::new(),
+                problem: e.to_string(),
+            })?;
             files.push((format!("{rev}/{n}"), text));
         }
     }
     if files.is_empty() {
-        return Err(LoadError { file: dir.display().to_string(), path: String::new(), problem: "no suite files found (expected <DIR>/2026-07-28/*.json or <DIR>/2025-11-25/*.json)".into() });
+        return Err(LoadError {
+            file: dir.display().to_string(),
+            path: String::new(),
+            problem: "no suite files found (expected <DIR>/2026-07-28/*.json or <DIR>/2025-11-25/*.json)".into(),
+        });
     }
     finish(files)
 }

@@ -94,7 +94,13 @@ impl HttpTarget {
     /// window ends, and the stream is then dropped (which ends it).
     /// Once `done` holds for the frames so far, reading goes on only for
     /// a short grace period.
-    pub async fn collect(&self, headers: &[(String, String)], body: Vec<u8>, window: Duration, done: &(dyn Fn(&[Frame]) -> bool + Send + Sync)) -> HttpReply {
+    pub async fn collect(
+        &self,
+        headers: &[(String, String)],
+        body: Vec<u8>,
+        window: Duration,
+        done: &(dyn Fn(&[Frame]) -> bool + Send + Sync),
+    ) -> HttpReply {
         self.send_within("POST", headers, Some(body), None, true, window, Some(done)).await
     }
 
@@ -169,7 +175,13 @@ impl HttpTarget {
     /// Like `send`, but over a plain HTTP/1.1 connection of our own, so
     /// header names go out exactly as written (reqwest lower-cases them).
     /// Only for `http://` URLs.
-    pub async fn send_exact(&self, method: &str, headers: &[(String, String)], body: Option<Vec<u8>>, expect_id: Option<&Value>) -> HttpReply {
+    pub async fn send_exact(
+        &self,
+        method: &str,
+        headers: &[(String, String)],
+        body: Option<Vec<u8>>,
+        expect_id: Option<&Value>,
+    ) -> HttpReply {
         let start = Instant::now();
         let mut reply = HttpReply::default();
         let deadline = tokio::time::Instant::now() + self.limits.request;
@@ -188,7 +200,8 @@ impl HttpTarget {
             path.push_str(q);
         }
         let body = body.unwrap_or_default();
-        let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Length: {}\r\nConnection: close\r\n", body.len());
+        let mut head =
+            format!("{method} {path} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Length: {}\r\nConnection: close\r\n", body.len());
         for (k, v) in self.spec.headers.iter().chain(headers.iter()) {
             if k.bytes().any(|b| b <= b' ' || b == b':' || b >= 0x7f) || v.bytes().any(|b| b == b'\r' || b == b'\n') {
                 reply.error = Some(TransportError::Io(format!("header `{k}` cannot be sent as written")));
@@ -198,12 +211,17 @@ impl HttpTarget {
         }
         head.push_str("\r\n");
         let io = async {
-            let mut sock = tokio::net::TcpStream::connect((host.as_str(), port)).await.map_err(|e| format!("connect to {host}:{port}: {e}"))?;
+            let mut sock =
+                tokio::net::TcpStream::connect((host.as_str(), port)).await.map_err(|e| format!("connect to {host}:{port}: {e}"))?;
             sock.write_all(head.as_bytes()).await.map_err(|e| e.to_string())?;
             sock.write_all(&body).await.map_err(|e| e.to_string())?;
             let mut rd = tokio::io::BufReader::new(sock);
             let status_line = read_line_capped(&mut rd).await?;
-            let status: u16 = status_line.split_whitespace().nth(1).and_then(|c| c.parse().ok()).ok_or_else(|| format!("not an HTTP status line: {status_line:?}"))?;
+            let status: u16 = status_line
+                .split_whitespace()
+                .nth(1)
+                .and_then(|c| c.parse().ok())
+                .ok_or_else(|| format!("not an HTTP status line: {status_line:?}"))?;
             let mut hs = Vec::new();
             loop {
                 let line = read_line_capped(&mut rd).await?;
@@ -325,7 +343,8 @@ impl HttpTarget {
             loop {
                 match tokio::time::timeout_at(deadline, resp.chunk()).await {
                     Err(_) => {
-                        reply.error = Some(TransportError::Timeout(format!("HTTP body not complete within {} ms", self.limits.request.as_millis())));
+                        reply.error =
+                            Some(TransportError::Timeout(format!("HTTP body not complete within {} ms", self.limits.request.as_millis())));
                         break;
                     }
                     Ok(Err(e)) => {

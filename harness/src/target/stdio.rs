@@ -81,12 +81,7 @@ impl StdioTarget {
             return Err("empty command".into());
         };
         let mut cmd = Command::new(prog);
-        cmd.args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .process_group(0);
+        cmd.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true).process_group(0);
         for (k, v) in &spec.env {
             cmd.env(k, v);
         }
@@ -191,9 +186,17 @@ impl StdioTarget {
                     let hint = if unreadable.is_empty() {
                         String::new()
                     } else {
-                        format!("; meanwhile {} line(s) arrived that could not be read as JSON-RPC: {}", got.iter().filter(|f| f.problem.is_some()).count(), unreadable.join("; "))
+                        format!(
+                            "; meanwhile {} line(s) arrived that could not be read as JSON-RPC: {}",
+                            got.iter().filter(|f| f.problem.is_some()).count(),
+                            unreadable.join("; ")
+                        )
                     };
-                    return (got, None, Some(TransportError::Timeout(format!("no response with id {id} within {} ms{hint}", timeout.as_millis()))));
+                    return (
+                        got,
+                        None,
+                        Some(TransportError::Timeout(format!("no response with id {id} within {} ms{hint}", timeout.as_millis()))),
+                    );
                 }
             }
         }

@@ -60,7 +60,8 @@ impl WireSchemas {
         let mut revs = HashMap::new();
         for (rev, text) in [(super::MODERN, MODERN_SCHEMA), (super::LEGACY, LEGACY_SCHEMA)] {
             let doc: Value = serde_json::from_str(text).map_err(|e| format!("schema {rev}: {e}"))?;
-            let mut defs: Vec<String> = doc.get("$defs").and_then(|d| d.as_object()).map(|d| d.keys().cloned().collect()).unwrap_or_default();
+            let mut defs: Vec<String> =
+                doc.get("$defs").and_then(|d| d.as_object()).map(|d| d.keys().cloned().collect()).unwrap_or_default();
             defs.sort();
             revs.insert(rev, RevSchema { text, defs, compiled: OnceLock::new() });
         }
@@ -71,7 +72,8 @@ impl WireSchemas {
     /// not compile is reported here instead of at the first frame).
     pub fn compile_all(&self) -> Result<(), String> {
         for (rev, r) in &self.revs {
-            r.map().ok_or_else(|| format!("schema {rev}: {}", r.compiled.get().and_then(|c| c.as_ref().err()).cloned().unwrap_or_default()))?;
+            r.map()
+                .ok_or_else(|| format!("schema {rev}: {}", r.compiled.get().and_then(|c| c.as_ref().err()).cloned().unwrap_or_default()))?;
         }
         Ok(())
     }
@@ -87,7 +89,11 @@ impl WireSchemas {
     /// Validate `value` as message type `def` of `revision`.
     pub fn validate(&self, revision: &str, def: &str, value: &Value) -> Vec<Violation> {
         let Some(v) = self.revs.get(revision).and_then(|r| r.map()).and_then(|m| m.get(&format!("#/$defs/{def}"))) else {
-            return vec![Violation { message_type: def.into(), path: String::new(), problem: format!("mcpcert has no schema for `{def}` in {revision}") }];
+            return vec![Violation {
+                message_type: def.into(),
+                path: String::new(),
+                problem: format!("mcpcert has no schema for `{def}` in {revision}"),
+            }];
         };
         let mut out: Vec<Violation> = v
             .iter_errors(value)
@@ -169,13 +175,20 @@ pub fn check_frame(revision: &str, request_method: Option<&str>, frame: &Value) 
         if frame.get("id").is_some() {
             return (
                 "JSONRPCRequest".into(),
-                vec![Violation { message_type: "JSONRPCRequest".into(), path: String::new(), problem: format!("the server sent a JSON-RPC request (`{m}`); servers must not send requests") }],
+                vec![Violation {
+                    message_type: "JSONRPCRequest".into(),
+                    path: String::new(),
+                    problem: format!("the server sent a JSON-RPC request (`{m}`); servers must not send requests"),
+                }],
             );
         }
         let t = notification_type_for(revision, m);
         return (t.to_string(), s.validate(revision, t, frame));
     }
-    ("JSONRPCMessage".into(), vec![Violation { message_type: "JSONRPCMessage".into(), path: String::new(), problem: "not a JSON-RPC message".into() }])
+    (
+        "JSONRPCMessage".into(),
+        vec![Violation { message_type: "JSONRPCMessage".into(), path: String::new(), problem: "not a JSON-RPC message".into() }],
+    )
 }
 
 #[cfg(test)]
@@ -189,14 +202,19 @@ mod tests {
         s.compile_all().expect("both revisions' schemas compile");
         assert!(s.has("2026-07-28", "DiscoverResult"));
         assert!(s.has("2025-11-25", "InitializeResult"));
-        let bad = json!({"resultType": "complete", "supportedVersions": ["2026-07-28"], "capabilities": {}, "ttlMs": -1, "cacheScope": "public"});
+        let bad =
+            json!({"resultType": "complete", "supportedVersions": ["2026-07-28"], "capabilities": {}, "ttlMs": -1, "cacheScope": "public"});
         let v = s.validate("2026-07-28", "DiscoverResult", &bad);
         assert!(v.iter().any(|x| x.path == "/ttlMs"), "{v:?}");
     }
 
     #[test]
     fn null_id_error_is_a_violation() {
-        let (_, v) = check_frame("2026-07-28", Some("tools/list"), &json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32000, "message": "x"}}));
+        let (_, v) = check_frame(
+            "2026-07-28",
+            Some("tools/list"),
+            &json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32000, "message": "x"}}),
+        );
         assert!(v.iter().any(|x| x.path == "/id"), "{v:?}");
     }
 
