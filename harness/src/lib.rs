@@ -1,13 +1,19 @@
 //! mcpcert: a black-box conformance harness for MCP servers.
 //!
-//! Data flows one way: `target` (reaching a server) → `wire` (envelopes,
-//! schemas) → `suite` (cases as data) → `run` (steps, expectations,
-//! verdicts) → `report` (JUnit, JSON, HTML, console).
+//! Data flows one way, and each module imports only those before it:
+//! `transport` (reaching a server) → `wire` (envelopes, headers, schemas)
+//! → `record` (what a run produced) and `config` (what the operator
+//! decided) → `session` (connections, ids, probes, the frame log) →
+//! `checks` (the vocabulary: check types in a registry, pure judges) →
+//! `suite` (cases as data, resolved through the registry) → `run` (cases
+//! to verdicts). `report` (JUnit, JSON, HTML) reads only `record`.
 
 pub mod checks;
 pub mod config;
+pub mod record;
 pub mod report;
 pub mod run;
+pub mod session;
 pub mod suite;
-pub mod target;
+pub mod transport;
 pub mod wire;

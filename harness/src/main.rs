@@ -1,12 +1,14 @@
 use clap::{Args, Parser, Subcommand};
+use mcpcert::checks::{self, Scope};
+use mcpcert::config::{self, ConfigFile, Policy};
+use mcpcert::record::{CaseResult, Verdict};
 use mcpcert::report::{self, RunReport, Summary};
-use mcpcert::run::{CaseResult, Engine, Probe, RunConfig, TargetSpec, Verdict};
+use mcpcert::run::{RunConfig, Runner};
+use mcpcert::session::Probe;
 use mcpcert::suite::{self, Case, Catalog};
-use mcpcert::target::Limits;
-use mcpcert::target::http::HttpSpec;
-use mcpcert::target::stdio::{StdioSpec, kill_all_groups, shell_quote, split_command};
-use mcpcert::wire;
-use std::path::PathBuf;
+use mcpcert::transport::{HttpSpec, Limits, StdioSpec, TargetSpec, kill_all_groups, redact_url, shell_quote, split_command};
+use mcpcert::wire::Revision;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -29,6 +31,8 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
+// Parsed once; boxing the run arguments would buy nothing.
+#[allow(clippy::large_enum_variant)]
 enum Cmd {
     /// Run the suites against a live server.
     Run(RunArgs),
@@ -36,6 +40,9 @@ enum Cmd {
     List {
         #[arg(long, value_name = "DIR")]
         suites: Option<PathBuf>,
+        /// Print the check types suite files can name (`action`) instead.
+        #[arg(long)]
+        checks: bool,
     },
     /// Judge tool descriptors offline: reads a tools/list result, a JSON-RPC
     /// response holding one, an array of tools, or several of these in a row
@@ -117,12 +124,22 @@ fn main() -> ExitCode {
     // peak RSS of a 10,000-tool run about half again its heap. Two arenas
     // keep it close to the heap at no measurable cost in speed.
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets an allocator parameter; it is called before
+    // any other thread exists, as glibc asks.
     unsafe {
         libc::mallopt(libc::M_ARENA_MAX, 1);
     }
     let cli = Cli::parse();
     match cli.cmd {
-        Cmd::List { suites } => match load_catalog(suites.as_ref()) {
+        Cmd::List { checks: true, .. } => {
+            for e in checks::REGISTRY {
+                let scope = if e.scope == Scope::Run { ", judges the whole run" } else { "" };
+                let revs: Vec<&str> = e.revisions.iter().map(|r| r.as_str()).collect();
+                println!("{}  [{}{scope}]\n    {}", e.name, revs.join(", "), e.about);
+            }
+            ExitCode::from(EXIT_OK)
+        }
+        Cmd::List { suites, .. } => match load_catalog(suites.as_ref()) {
             Ok(cat) => {
                 for c in &cat.cases {
                     println!("{}  [{}]  needs: {}", c.id, c.level.as_str(), needs(c));
@@ -140,20 +157,12 @@ fn main() -> ExitCode {
     }
 }
 
-fn admission_policy(cfg: Option<&mcpcert::config::ConfigFile>) -> mcpcert::checks::admission::Policy {
-    let mut p = mcpcert::checks::admission::Policy::default();
-    if let Some(names) = cfg.and_then(|c| c.admission.secret_names.clone()) {
-        p.secret_names = names;
-    }
-    p
-}
-
-fn lint(file: &PathBuf, revision: &str, config: Option<&PathBuf>, as_json: bool) -> u8 {
-    use mcpcert::checks::admission;
-    if !wire::REVISIONS.contains(&revision) {
+fn lint(file: &Path, revision: &str, config: Option<&PathBuf>, as_json: bool) -> u8 {
+    use mcpcert::checks::judge::admission;
+    let Some(rev) = Revision::parse(revision) else {
         return usage(format!("--revision must be 2026-07-28 or 2025-11-25 (got `{revision}`)"));
-    }
-    let cfg = match config.map(|p| mcpcert::config::load(p)) {
+    };
+    let cfg = match config.map(|p| config::load(p)) {
         Some(Ok(c)) => Some(c),
         Some(Err(e)) => return usage(e),
         None => None,
@@ -174,7 +183,11 @@ fn lint(file: &PathBuf, revision: &str, config: Option<&PathBuf>, as_json: bool)
         Ok(t) => t,
         Err(e) => return usage(format!("{}: {e}", file.display())),
     };
-    let verdicts = admission::admit_all(&tools, revision, &admission_policy(cfg.as_ref()));
+    let mut policy = admission::Policy::default();
+    if let Some(names) = cfg.as_ref().and_then(|c| c.admission.secret_names.clone()) {
+        policy.secret_names = names;
+    }
+    let verdicts = admission::admit_all(&tools, rev, &policy);
     let rejected = verdicts.iter().filter(|v| !v.admitted).count();
     if as_json {
         println!("{}", serde_json::to_string_pretty(&serde_json::json!({"revision": revision, "tools": verdicts})).unwrap_or_default());
@@ -190,28 +203,25 @@ fn lint(file: &PathBuf, revision: &str, config: Option<&PathBuf>, as_json: bool)
     if rejected > 0 { EXIT_FAILED } else { EXIT_OK }
 }
 
+/// What a case needs to apply: its revision, transports, capabilities and
+/// era, and what its checks need (from the registry).
 fn needs(c: &Case) -> String {
-    let mut parts = Vec::new();
-    parts.push(format!("revision {}", c.revision));
+    let mut parts = vec![format!("revision {}", c.revision)];
     if !c.applies.transports.is_empty() {
-        parts.push(format!("transport {}", c.applies.transports.join("|")));
+        parts.push(format!("transport {}", c.applies.transports.iter().map(|t| t.as_str()).collect::<Vec<_>>().join("|")));
     }
     for cap in &c.applies.capabilities {
         parts.push(format!("capabilities.{cap}"));
     }
-    if let Some(e) = &c.applies.era {
-        parts.push(format!("era {e}"));
+    match c.applies.era {
+        suite::Era::ModernOnly => parts.push("era modern-only".into()),
+        suite::Era::Session => parts.push("era session".into()),
+        suite::Era::Any => {}
     }
-    // What the target config must name for the case to apply.
-    for st in &c.steps {
-        let arg = |k: &str| st.with.as_ref().and_then(|w| w.get(k)).and_then(|v| v.as_str()).unwrap_or("").to_string();
-        match st.action.as_deref() {
-            Some("input_required_probe") => parts.push("config [input_required]".into()),
-            Some("subscription_probe") if arg("check") == "list-changed" => parts.push("config [subscriptions]".into()),
-            Some("roles_probe") => parts.push("config [roles.NAME]".into()),
-            Some("header_probe") if arg("header") == "origin" => parts.push("--allowed-origin".into()),
-            Some("tool_results") => parts.push("a callable tool (readOnlyHint or [tools.NAME] call = true)".into()),
-            _ => {}
+    for n in c.checks().flat_map(|k| k.needs()) {
+        let d = n.describe();
+        if !parts.contains(&d) {
+            parts.push(d);
         }
     }
     parts.join(", ")
@@ -229,6 +239,62 @@ fn usage(msg: impl std::fmt::Display) -> u8 {
     EXIT_USAGE
 }
 
+/// The target the flags and the config name.
+fn target_from(args: &RunArgs, cfg_file: Option<&(PathBuf, ConfigFile)>) -> Result<TargetSpec, String> {
+    let from_cfg = cfg_file.map(|(_, c)| (c.target.command.clone(), c.target.url.clone())).unwrap_or((None, None));
+    match (args.stdio.clone().or(from_cfg.0), args.http.clone().or(from_cfg.1)) {
+        (Some(_), Some(_)) => Err("give either a stdio command or an HTTP URL, not both".into()),
+        (Some(cmd), None) => {
+            let argv = split_command(&cmd).map_err(|e| format!("--stdio: {e}"))?;
+            let (env, cwd) = cfg_file
+                .map(|(_, c)| (c.target.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(), c.target.cwd.clone()))
+                .unwrap_or_default();
+            Ok(TargetSpec::Stdio(StdioSpec { argv, env, cwd }))
+        }
+        (None, Some(u)) => {
+            let headers = match cfg_file {
+                Some((p, c)) => config::resolve_headers(c, p).map_err(|e| e.to_string())?,
+                None => Vec::new(),
+            };
+            let secret_headers = headers.iter().map(|(k, _)| k.to_ascii_lowercase()).collect();
+            if !(u.starts_with("http://") || u.starts_with("https://")) {
+                return Err(format!("--http needs an http:// or https:// URL (got `{u}`)"));
+            }
+            Ok(TargetSpec::Http(HttpSpec { url: u, headers, secret_headers }))
+        }
+        (None, None) => Err("say what to test: --stdio 'CMD ARG…', --http URL, or --config FILE".into()),
+    }
+}
+
+/// Timeouts from the config, then the flags.
+fn limits_from(args: &RunArgs, cfg: Option<&ConfigFile>) -> Limits {
+    let mut limits = Limits::default();
+    let ms = Duration::from_millis;
+    if let Some(c) = cfg {
+        limits.startup = c.timeouts.startup_ms.map(ms).unwrap_or(limits.startup);
+        limits.request = c.timeouts.request_ms.map(ms).unwrap_or(limits.request);
+    }
+    limits.startup = args.startup_timeout_ms.map(ms).unwrap_or(limits.startup);
+    limits.request = args.request_timeout_ms.map(ms).unwrap_or(limits.request);
+    limits
+}
+
+/// The operator's policy: the config file's, then the flags.
+fn policy_from(args: &RunArgs, cfg_file: Option<&(PathBuf, ConfigFile)>) -> Result<Policy, config::ConfigError> {
+    let mut policy = match cfg_file {
+        Some((p, c)) => Policy::from_file(c, p)?,
+        None => Policy::default(),
+    };
+    if let Some(n) = args.max_pages {
+        policy.max_pages = n;
+    }
+    if args.allowed_origin.is_some() {
+        policy.allowed_origin = args.allowed_origin.clone();
+    }
+    policy.redact_params = args.redact_params;
+    Ok(policy)
+}
+
 fn run(args: RunArgs) -> u8 {
     let catalog = match load_catalog(args.suites.as_ref()) {
         Ok(c) => c,
@@ -236,67 +302,30 @@ fn run(args: RunArgs) -> u8 {
     };
     let revision = match args.revision.as_str() {
         "auto" => None,
-        r if wire::REVISIONS.contains(&r) => Some(r.to_string()),
-        other => return usage(format!("--revision must be auto, 2026-07-28 or 2025-11-25 (got `{other}`)")),
+        r => match Revision::parse(r) {
+            Some(r) => Some(r),
+            None => return usage(format!("--revision must be auto, 2026-07-28 or 2025-11-25 (got `{r}`)")),
+        },
     };
     let cfg_file = match &args.config {
-        Some(p) => match mcpcert::config::load(p) {
+        Some(p) => match config::load(p) {
             Ok(c) => Some((p.clone(), c)),
             Err(e) => return usage(e),
         },
         None => None,
     };
-    let mut limits = Limits::default();
-    if let Some((_, c)) = &cfg_file {
-        if let Some(ms) = c.timeouts.startup_ms {
-            limits.startup = Duration::from_millis(ms);
-        }
-        if let Some(ms) = c.timeouts.request_ms {
-            limits.request = Duration::from_millis(ms);
-        }
-    }
-    if let Some(ms) = args.startup_timeout_ms {
-        limits.startup = Duration::from_millis(ms);
-    }
-    if let Some(ms) = args.request_timeout_ms {
-        limits.request = Duration::from_millis(ms);
-    }
-    let (cmd_line, url) = {
-        let from_cfg = cfg_file.as_ref().map(|(_, c)| (c.target.command.clone(), c.target.url.clone())).unwrap_or((None, None));
-        (args.stdio.clone().or(from_cfg.0), args.http.clone().or(from_cfg.1))
+    let limits = limits_from(&args, cfg_file.as_ref().map(|(_, c)| c));
+    let target = match target_from(&args, cfg_file.as_ref()) {
+        Ok(t) => t,
+        Err(e) => return usage(e),
     };
-    let target = match (cmd_line, url) {
-        (Some(_), Some(_)) => return usage("give either a stdio command or an HTTP URL, not both"),
-        (Some(cmd), None) => {
-            let argv = match split_command(&cmd) {
-                Ok(a) => a,
-                Err(e) => return usage(format!("--stdio: {e}")),
-            };
-            let (env, cwd) = cfg_file
-                .as_ref()
-                .map(|(_, c)| (c.target.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(), c.target.cwd.clone()))
-                .unwrap_or_default();
-            TargetSpec::Stdio(StdioSpec { argv, env, cwd })
-        }
-        (None, Some(u)) => {
-            let headers = match &cfg_file {
-                Some((p, c)) => match mcpcert::config::resolve_headers(c, p) {
-                    Ok(h) => h,
-                    Err(e) => return usage(e),
-                },
-                None => Vec::new(),
-            };
-            let secret_headers = headers.iter().map(|(k, _)| k.to_ascii_lowercase()).collect();
-            if let Err(e) = reqwest_url_check(&u) {
-                return usage(e);
-            }
-            TargetSpec::Http(HttpSpec { url: u, headers, secret_headers })
-        }
-        (None, None) => return usage("say what to test: --stdio 'CMD ARG…', --http URL, or --config FILE"),
+    let policy = match policy_from(&args, cfg_file.as_ref()) {
+        Ok(p) => p,
+        Err(e) => return usage(e),
     };
 
     let rerun_base = rerun_command(&args, &target);
-    let cases: Vec<Case> = catalog.cases.iter().filter(|c| revision.as_deref().is_none_or(|r| c.revision == r)).cloned().collect();
+    let cases: Vec<Case> = catalog.cases.iter().filter(|c| revision.is_none_or(|r| c.revision == r)).cloned().collect();
     let lt_args = libtest_mimic::Arguments {
         filter: args.filter.clone(),
         exact: args.exact,
@@ -311,13 +340,15 @@ fn run(args: RunArgs) -> u8 {
         return EXIT_OK;
     }
     // Only probe the revisions whose cases survive the filters.
-    let selected: Vec<Case> =
-        cases.iter().filter(|c| !lt_args.is_filtered_out(&libtest_mimic::Trial::test(c.id.clone(), || Ok(())))).cloned().collect();
-    let mut effective_rev = revision.clone();
+    let mut effective_rev = revision;
     if effective_rev.is_none() {
-        let revs: std::collections::BTreeSet<&str> = selected.iter().map(|c| c.revision.as_str()).collect();
+        let revs: std::collections::BTreeSet<Revision> = cases
+            .iter()
+            .filter(|c| !lt_args.is_filtered_out(&libtest_mimic::Trial::test(c.id.clone(), || Ok(()))))
+            .map(|c| c.revision)
+            .collect();
         if revs.len() == 1 {
-            effective_rev = revs.into_iter().next().map(String::from);
+            effective_rev = revs.into_iter().next();
         }
     }
 
@@ -337,45 +368,9 @@ fn run(args: RunArgs) -> u8 {
     });
 
     let started_unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
-    let mut contract = mcpcert::run::Contract { admission: admission_policy(cfg_file.as_ref().map(|(_, c)| c)), ..Default::default() };
-    if let Some((_, c)) = &cfg_file {
-        contract.tools = c.tools.clone();
-        if let Some(n) = c.pagination.max_pages {
-            contract.max_pages = n;
-        }
-        if let Some(n) = c.calls.max_tools {
-            contract.max_tools_called = n;
-        }
-        if let Some(n) = c.completion.max_probes {
-            contract.completion_probes = n;
-        }
-        if let Some((p, _)) = &cfg_file {
-            match mcpcert::config::resolve_roles(c, p) {
-                Ok(r) => contract.roles = r,
-                Err(e) => return usage(e),
-            }
-        }
-        if let Some(sb) = &c.subscriptions {
-            contract.listen_trigger = Some(mcpcert::run::mrtr::InputTool {
-                tool: sb.trigger_tool.clone(),
-                arguments: sb.trigger_arguments.clone().unwrap_or(serde_json::json!({})),
-            });
-        }
-        if let Some(ir) = &c.input_required {
-            contract.input_tool = Some(mcpcert::run::mrtr::InputTool {
-                tool: ir.tool.clone(),
-                arguments: ir.arguments.clone().unwrap_or(serde_json::json!({})),
-            });
-        }
-    }
-    if let Some(n) = args.max_pages {
-        contract.max_pages = n;
-    }
-    contract.allowed_origin = args.allowed_origin.clone().or_else(|| cfg_file.as_ref().and_then(|(_, c)| c.target.allowed_origin.clone()));
-    contract.redact_params = args.redact_params;
-    let run_cfg = RunConfig { target: target.clone(), limits, revision: effective_rev, strict: args.strict, rerun_base, contract };
-    let engine = Arc::new(Mutex::new(Engine::new(run_cfg)));
-    let probe = rt.block_on(async { engine.lock().unwrap_or_else(|p| p.into_inner()).prepare().await });
+    let mut runner = Runner::new(RunConfig { target: target.clone(), limits, revision: effective_rev, rerun_base, policy });
+    let probe = rt.block_on(runner.prepare());
+    let runner = Arc::new(runner);
     // When the target cannot be reached every case is an error with the
     // reason; it still goes through the same trials, console and reports.
     let target_problem = match probe {
@@ -384,7 +379,7 @@ fn run(args: RunArgs) -> u8 {
             Some(why)
         }
         Probe::Ready => {
-            for info in engine.lock().unwrap_or_else(|p| p.into_inner()).revision_infos() {
+            for info in runner.revision_infos() {
                 eprintln!("revision {}: {} ({})", info.revision, if info.supported { "served" } else { "not served" }, info.reason);
             }
             None
@@ -392,27 +387,20 @@ fn run(args: RunArgs) -> u8 {
     };
     let results: Arc<Mutex<Vec<CaseResult>>> = Arc::new(Mutex::new(Vec::new()));
     let strict = args.strict;
-    let transport = target.transport();
     let trials: Vec<libtest_mimic::Trial> = cases
         .iter()
         .map(|c| {
             let case = c.clone();
-            let eng = engine.clone();
+            let runner = runner.clone();
             let rt = rt.clone();
             let results = results.clone();
             let problem = target_problem.clone();
             libtest_mimic::Trial::ignorable_test(c.id.clone(), move || {
                 let res = match &problem {
-                    Some(why) => CaseResult::new(
-                        &case,
-                        transport,
-                        Verdict::Error,
-                        format!("not run: the target could not be started or reached: {why}"),
-                    ),
-                    None => {
-                        let mut e = eng.lock().unwrap_or_else(|p| p.into_inner());
-                        rt.block_on(e.run_case(&case))
+                    Some(why) => {
+                        runner.result_for(&case, Verdict::Error, format!("not run: the target could not be started or reached: {why}"))
                     }
+                    None => rt.block_on(runner.run_case(&case)),
                 };
                 let outcome = match res.verdict {
                     Verdict::Pass => Ok(libtest_mimic::Completion::Completed),
@@ -427,11 +415,8 @@ fn run(args: RunArgs) -> u8 {
         })
         .collect();
     let _ = libtest_mimic::run(&lt_args, trials);
-    let (revisions, run_started) = {
-        let mut e = engine.lock().unwrap_or_else(|p| p.into_inner());
-        rt.block_on(e.shutdown());
-        (e.revision_infos(), e.started)
-    };
+    rt.block_on(runner.shutdown());
+    let (revisions, run_started) = (runner.revision_infos(), runner.started());
 
     let results = results.lock().unwrap_or_else(|p| p.into_inner()).clone();
     let warns: Vec<&CaseResult> = results.iter().filter(|r| r.verdict == Verdict::Warn).collect();
@@ -451,7 +436,7 @@ fn run(args: RunArgs) -> u8 {
         started_at_unix_ms: started_unix,
         duration_ms: run_started.elapsed().as_millis() as u64,
         peak_rss_kib: report::peak_rss_kib(),
-        transport: target.transport().into(),
+        transport: target.transport(),
         target: target.describe(),
         revision_requested: args.revision.clone(),
         revisions,
@@ -491,14 +476,6 @@ fn run(args: RunArgs) -> u8 {
     EXIT_OK
 }
 
-fn reqwest_url_check(u: &str) -> Result<(), String> {
-    if u.starts_with("http://") || u.starts_with("https://") {
-        Ok(())
-    } else {
-        Err(format!("--http needs an http:// or https:// URL (got `{u}`)"))
-    }
-}
-
 fn rerun_command(args: &RunArgs, target: &TargetSpec) -> String {
     let mut s = String::from("mcpcert run");
     if let Some(c) = &args.config {
@@ -507,10 +484,8 @@ fn rerun_command(args: &RunArgs, target: &TargetSpec) -> String {
     // The target, unless the config file names it.
     if args.config.is_none() || args.stdio.is_some() || args.http.is_some() {
         match target {
-            TargetSpec::Stdio(sp) => {
-                s.push_str(&format!(" --stdio {}", shell_quote(&sp.argv.iter().map(|a| shell_quote(a)).collect::<Vec<_>>().join(" "))))
-            }
-            TargetSpec::Http(h) => s.push_str(&format!(" --http {}", shell_quote(&mcpcert::run::redact_url(&h.url)))),
+            TargetSpec::Stdio(_) => s.push_str(&format!(" --stdio {}", shell_quote(&target.shown()))),
+            TargetSpec::Http(h) => s.push_str(&format!(" --http {}", shell_quote(&redact_url(&h.url)))),
         }
     }
     if let Some(d) = &args.suites {

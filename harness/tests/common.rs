@@ -1,11 +1,12 @@
 //! Shared helpers: build and start the reference server, run every case.
 #![allow(dead_code)]
 
-use mcpcert::run::{CaseResult, Engine, Probe, RunConfig, TargetSpec};
+use mcpcert::config::{InputTool, Policy, Role};
+use mcpcert::record::CaseResult;
+use mcpcert::run::{RunConfig, Runner};
+use mcpcert::session::Probe;
 use mcpcert::suite;
-use mcpcert::target::Limits;
-use mcpcert::target::http::HttpSpec;
-use mcpcert::target::stdio::StdioSpec;
+use mcpcert::transport::{HttpSpec, Limits, StdioSpec, TargetSpec};
 use std::collections::BTreeMap;
 use std::io::BufRead;
 use std::path::PathBuf;
@@ -88,10 +89,10 @@ impl Setup {
 }
 
 /// The reference server's two identities: analysts must never see production.
-pub fn roles() -> Vec<mcpcert::run::roles::Role> {
+pub fn roles() -> Vec<Role> {
     ["analyst", "operator"]
         .iter()
-        .map(|name| mcpcert::run::roles::Role {
+        .map(|name| Role {
             name: name.to_string(),
             headers: vec![("Authorization".into(), format!("Bearer {name}-token"))],
             env: vec![("MCPCERT_REF_ROLE".into(), name.to_string())],
@@ -121,36 +122,27 @@ pub fn run_all(setup: &Setup) -> BTreeMap<String, CaseResult> {
     // The reference server allows local origins only.
     let allowed_origin = (setup.transport == "http").then(|| "http://localhost".to_string());
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-    let cfg = RunConfig {
-        target,
-        limits,
-        revision: None,
-        strict: false,
-        rerun_base: "mcpcert run".into(),
-        contract: mcpcert::run::Contract {
-            max_pages: 200,
-            allowed_origin,
-            input_tool: Some(mcpcert::run::mrtr::InputTool {
-                tool: "confirm_order".into(),
-                arguments: serde_json::json!({"item": "book"}),
-            }),
-            listen_trigger: Some(mcpcert::run::mrtr::InputTool { tool: "toggle_beta".into(), arguments: serde_json::json!({}) }),
-            roles: roles(),
-            ..Default::default()
-        },
+    let policy = Policy {
+        max_pages: 200,
+        allowed_origin,
+        input_tool: Some(InputTool { tool: "confirm_order".into(), arguments: serde_json::json!({"item": "book"}) }),
+        listen_trigger: Some(InputTool { tool: "toggle_beta".into(), arguments: serde_json::json!({}) }),
+        roles: roles(),
+        ..Default::default()
     };
-    let mut engine = Engine::new(cfg);
+    let cfg = RunConfig { target, limits, revision: None, rerun_base: "mcpcert run".into(), policy };
+    let mut runner = Runner::new(cfg);
     rt.block_on(async {
-        match engine.prepare().await {
+        match runner.prepare().await {
             Probe::Ready => {}
             Probe::Unreachable(w) => panic!("reference server unreachable ({setup:?}): {w}"),
         }
         let mut out = BTreeMap::new();
         for c in &catalog.cases {
-            let r = engine.run_case(c).await;
+            let r = runner.run_case(c).await;
             out.insert(c.id.clone(), r);
         }
-        engine.shutdown().await;
+        runner.shutdown().await;
         out
     })
 }

@@ -55,7 +55,7 @@ fn garbage_on_stdout_and_no_answer_gives_exit_3_and_full_reports() {
 fn server_exiting_after_its_first_reply_gives_errors_not_a_hang() {
     let dir = outdir("exit-after-first");
     let reply = r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{},"ttlMs":0,"cacheScope":"private"}}"#;
-    let cmd = format!("sh -c 'read line; echo {}; exit 0'", mcpcert::target::stdio::shell_quote(reply).replace('\'', "'\\''"));
+    let cmd = format!("sh -c 'read line; echo {}; exit 0'", mcpcert::transport::shell_quote(reply).replace('\'', "'\\''"));
     let (code, out, took) = run_stdio(&cmd, &dir, &["--revision", "2026-07-28"]);
     assert_eq!(code, 1, "{out}");
     assert!(took < Duration::from_secs(60), "took {took:?}");

@@ -4,7 +4,7 @@
 mod common;
 
 use common::{Setup, refserver, run_all};
-use mcpcert::run::{CaseResult, Verdict};
+use mcpcert::record::{CaseResult, Verdict};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -172,7 +172,7 @@ fn judge_fault(f: &FaultInfo, era: &str, t: &'static str, base: &BTreeMap<String
     }
     for id in &want {
         let r = &res[id];
-        let expected = if matches!(r.level.as_str(), "SHOULD" | "SHOULD NOT" | "MAY" | "POLICY") { Verdict::Warn } else { Verdict::Fail };
+        let expected = if r.level.is_advisory() { Verdict::Warn } else { Verdict::Fail };
         if r.verdict != expected {
             problems.push(format!(
                 "fault {} over {t}: {id} is {} (expected {}): {}",

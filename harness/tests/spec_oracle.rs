@@ -6,9 +6,10 @@
 
 mod common;
 
+use mcpcert::wire::Revision;
 use mcpcert::wire::schema::schemas;
 use serde_json::{Value, json};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 fn spec_dir() -> Option<PathBuf> {
     let p = std::env::var_os("MCPCERT_SPEC_DIR").map(PathBuf::from).unwrap_or_else(|| common::workspace_root().join("../shared/spec"));
@@ -85,7 +86,7 @@ const SERVER_SIDE: &[&str] = &[
     "CancelledNotificationParams",
 ];
 
-fn examples(dir: &PathBuf, ty: &str) -> Vec<(String, Value)> {
+fn examples(dir: &Path, ty: &str) -> Vec<(String, Value)> {
     let mut out = Vec::new();
     let Ok(rd) = std::fs::read_dir(dir.join("2026-07-28/examples").join(ty)) else { return out };
     let mut files: Vec<_> = rd.filter_map(|e| e.ok()).map(|e| e.path()).collect();
@@ -97,7 +98,7 @@ fn examples(dir: &PathBuf, ty: &str) -> Vec<(String, Value)> {
     out
 }
 
-fn official(dir: &PathBuf, rev: &str) -> jsonschema::ValidatorMap {
+fn official(dir: &Path, rev: &str) -> jsonschema::ValidatorMap {
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(dir.join(rev).join("schema.json")).unwrap()).unwrap();
     jsonschema::options().offline().build_map(&doc).expect("official schema compiles")
 }
@@ -118,10 +119,10 @@ fn every_server_side_example_validates_against_our_schema() {
     let mut checked = 0;
     let mut failures = Vec::new();
     for ty in SERVER_SIDE {
-        assert!(schemas().has("2026-07-28", ty), "our 2026-07-28 schema has no type {ty}");
+        assert!(schemas().has(Revision::Modern, ty), "our 2026-07-28 schema has no type {ty}");
         for (file, v) in examples(&dir, ty) {
             checked += 1;
-            let viol = schemas().validate("2026-07-28", ty, &v);
+            let viol = schemas().validate(Revision::Modern, ty, &v);
             if let Some((_, result_ty, why)) = KNOWN_BAD_EXAMPLES.iter().find(|(f, _, _)| file.ends_with(f)) {
                 assert!(!viol.is_empty(), "{file} was listed as breaking the spec ({why}) but our schema now accepts it");
                 let off = official(&dir, "2026-07-28");
@@ -183,7 +184,7 @@ fn what_the_official_schema_rejects_ours_rejects_too() {
                     continue;
                 }
                 checked += 1;
-                if schemas().validate("2026-07-28", ty, &m).is_empty() {
+                if schemas().validate(Revision::Modern, ty, &m).is_empty() {
                     misses.push(format!("{ty} ({file}) with {what}"));
                 }
             }
@@ -211,12 +212,12 @@ fn legacy_schema_agrees_with_the_official_one_on_core_shapes() {
     for (ty, v) in good {
         let ov = off.get(&format!("#/$defs/{ty}")).unwrap_or_else(|| panic!("official 2025-11-25 has {ty}"));
         assert!(ov.is_valid(&v), "fixture {ty} must be valid officially");
-        assert!(schemas().validate("2025-11-25", ty, &v).is_empty(), "ours rejects a valid {ty}: {v}");
+        assert!(schemas().validate(Revision::Legacy, ty, &v).is_empty(), "ours rejects a valid {ty}: {v}");
         for (what, m) in mutations(&v) {
             if !ov.is_valid(&m) {
                 tried += 1;
                 assert!(
-                    !schemas().validate("2025-11-25", ty, &m).is_empty(),
+                    !schemas().validate(Revision::Legacy, ty, &m).is_empty(),
                     "ours accepts {ty} with {what}, the official schema does not"
                 );
             }

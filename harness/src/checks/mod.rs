@@ -1,33 +1,257 @@
-//! The assertion vocabulary that needs more than a schema: pure functions
-//! over values the run has already received. No I/O here.
+//! The vocabulary that suite files call by name. Each check is one type:
+//! its name, its typed arguments (the suite's `with`, deserialized when the
+//! suite is loaded, unknown keys rejected), its scope (one case, or the
+//! whole run's traffic), what it needs (transport, revision, config), and
+//! `run`, which asks the session for exchanges and judges what came back.
+//! `registry` lists them all. Facts several cases judge (the tools walk,
+//! the tool calls, the listen streams) are gathered once per revision in
+//! `Facts`. The judging itself is in `judge`: pure functions with unit
+//! tests, no I/O.
 
-pub mod admission;
-pub mod content;
+pub mod judge;
 
-use serde::Serialize;
+mod audits;
+mod calls;
+mod completion;
+mod facts;
+mod headers;
+mod input_required;
+mod lifecycle;
+mod lists;
+mod registry;
+mod roles;
+mod subscriptions;
+mod tools;
+mod walk;
 
-/// How much a finding weighs. `Note` never fails anything: it says what
-/// mcpcert could not judge (an unknown `$schema` dialect, a remote `$ref`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, PartialOrd, Ord)]
-#[serde(rename_all = "UPPERCASE")]
-pub enum Weight {
-    Note,
-    Should,
-    Policy,
-    Must,
+pub use facts::Facts;
+pub use judge::Weight;
+pub use registry::{ArgError, Entry, REGISTRY, lookup};
+pub use walk::{ListMethod, Walk};
+
+use crate::config::Policy;
+use crate::record::Exchange;
+use crate::session::{Msg, Session, SessionError};
+use crate::transport::{Connection, Transport};
+use crate::wire::Revision;
+use futures_util::future::BoxFuture;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use std::future::Future;
+
+/// What a check judges: its own traffic, or everything the server sent
+/// during the revision's run (such a check is reproduced by rerunning the
+/// whole revision).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    Case,
+    Run,
 }
 
-impl Weight {
-    pub fn as_str(self) -> &'static str {
+/// Something a check needs besides the revision and capabilities its case
+/// names. Those the run knows before it starts make the case `n/a` with
+/// the reason when they are missing; the others are judged while it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Need {
+    /// Only over this transport.
+    Transport(Transport),
+    /// An `http://` URL (header names in exact letter case).
+    PlainHttp,
+    /// `[input_required]`: a tool that asks for input.
+    InputTool,
+    /// `[subscriptions]`: a tool whose call changes the tool set.
+    Trigger,
+    /// `[roles.NAME]`: this many identities.
+    Roles(usize),
+    /// `--allowed-origin` / `[target] allowed_origin`.
+    AllowedOrigin,
+    /// A tool the call policy allows (known once the tools are listed).
+    CallableTool,
+}
+
+impl Need {
+    /// How `mcpcert list` names it.
+    pub fn describe(self) -> String {
         match self {
-            Weight::Note => "note",
-            Weight::Should => "SHOULD",
-            Weight::Policy => "POLICY",
-            Weight::Must => "MUST",
+            Need::Transport(t) => format!("transport {t}"),
+            Need::PlainHttp => "an http:// URL".into(),
+            Need::InputTool => "config [input_required]".into(),
+            Need::Trigger => "config [subscriptions]".into(),
+            Need::Roles(1) => "config [roles.NAME]".into(),
+            Need::Roles(n) => format!("config [roles.NAME] x{n}"),
+            Need::AllowedOrigin => "--allowed-origin".into(),
+            Need::CallableTool => "a callable tool (readOnlyHint or [tools.NAME] call = true)".into(),
         }
     }
-    /// Whether a finding of this weight keeps a tool out (admission).
-    pub fn rejects(self) -> bool {
-        matches!(self, Weight::Must | Weight::Policy)
+
+    /// Why the case does not apply, when the need is known to be unmet
+    /// before the run (None: met, or only known while the case runs).
+    pub fn unmet(self, policy: &Policy, target: &crate::transport::TargetSpec) -> Option<String> {
+        match self {
+            Need::Transport(t) if target.transport() != t => Some(format!("applies to {t} targets only")),
+            Need::PlainHttp if target.url().is_some_and(|u| !u.starts_with("http://")) => Some(
+                "header names in upper and mixed case are sent over mcpcert's own plain HTTP/1.1 connection, which needs an http:// URL (over https mcpcert sends names in lower case only)".into(),
+            ),
+            Need::InputTool if policy.input_tool.is_none() => {
+                Some("no tool that asks for input is named in the target config ([input_required] tool = \"NAME\"); these checks need one".into())
+            }
+            Need::Trigger if policy.listen_trigger.is_none() => {
+                Some("no tool that changes the tool set is named in the target config ([subscriptions] trigger_tool = \"NAME\")".into())
+            }
+            Need::Roles(1) if policy.roles.is_empty() => {
+                Some("no roles are configured ([roles.NAME] with the role's credentials and what it must never see)".into())
+            }
+            Need::Roles(n) if policy.roles.len() < n => Some("comparing lists across identities needs at least two configured roles".into()),
+            Need::AllowedOrigin if policy.allowed_origin.is_none() => {
+                Some("the target config names no allowed Origin ([target] allowed_origin), so mcpcert cannot tell a foreign one".into())
+            }
+            _ => None,
+        }
+    }
+}
+
+/// How a check ended, besides the failures it found. `NotApplicable` wins
+/// over `Error`, and `Error` over failures.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum End {
+    #[default]
+    Judged,
+    NotApplicable(String),
+    Error(String),
+}
+
+/// What a check produced: the exchanges to show, the rule violations found
+/// (expected vs actual, one per line), and how it ended.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub exchanges: Vec<Exchange>,
+    pub failures: Vec<String>,
+    pub end: End,
+}
+
+impl Outcome {
+    pub fn na(why: impl Into<String>) -> Outcome {
+        Outcome { end: End::NotApplicable(why.into()), ..Default::default() }
+    }
+    pub fn error(why: impl Into<String>) -> Outcome {
+        Outcome { end: End::Error(why.into()), ..Default::default() }
+    }
+    /// The case does not apply (whatever else happened).
+    pub fn set_na(&mut self, why: impl Into<String>) {
+        self.end = End::NotApplicable(why.into());
+    }
+    /// No usable answer; the first error is the one reported.
+    pub fn set_error(&mut self, why: impl Into<String>) {
+        if self.end == End::Judged {
+            self.end = End::Error(why.into());
+        }
+    }
+    /// Stop with an error, keeping what was gathered so far.
+    pub fn with_error(mut self, why: impl Into<String>) -> Outcome {
+        self.set_error(why);
+        self
+    }
+    pub fn fail(&mut self, what: impl Into<String>) {
+        self.failures.push(what.into());
+    }
+    pub fn is_error(&self) -> bool {
+        matches!(self.end, End::Error(_))
+    }
+    pub fn is_na(&self) -> bool {
+        matches!(self.end, End::NotApplicable(_))
+    }
+}
+
+/// What a check runs with: the session, the revision's shared facts, the
+/// operator's policy, and which case and revision it serves.
+pub struct Cx<'a> {
+    pub session: &'a Session,
+    pub facts: &'a Facts,
+    pub policy: &'a Policy,
+    pub rev: Revision,
+    pub case: &'a str,
+}
+
+impl Cx<'_> {
+    pub fn transport(&self) -> Transport {
+        self.session.transport()
+    }
+
+    /// The capabilities the server advertised for this revision.
+    pub fn caps(&self) -> Value {
+        self.session.info(self.rev).and_then(|i| i.capabilities.clone()).unwrap_or(json!({}))
+    }
+
+    pub fn advertises(&self, cap: &str) -> bool {
+        self.session.info(self.rev).is_some_and(|i| i.advertises(cap))
+    }
+
+    /// A request of this revision with a new id.
+    pub fn request(&self, method: &str, params: Option<Value>) -> Value {
+        self.session.request(self.rev, method, params)
+    }
+
+    /// One request on the revision's main connection.
+    pub async fn on_main(&self, label: &str, body: &Value) -> Result<Exchange, SessionError> {
+        self.session.on_main(&Msg::new(self.rev, label, body), self.case).await
+    }
+
+    /// One message on a connection the case owns; its frames are filed
+    /// under the case.
+    pub async fn exchange(&self, conn: &mut Connection, msg: &Msg<'_>) -> Exchange {
+        self.session.exchange(conn, msg, Some(self.case)).await
+    }
+
+    /// A list walked on the revision's main connection (not shared).
+    pub async fn walk_main(&self, list: ListMethod) -> Result<Walk, SessionError> {
+        let mut conn = self.session.main(self.rev).await?;
+        let mut w = walk::walk_on(self, &mut conn, list).await;
+        // What a fresh stdio process needs before these lines (the handshake).
+        let pre = self.session.preamble(self.rev);
+        for ex in w.exchanges.iter_mut() {
+            ex.preamble = pre.clone();
+        }
+        Ok(w)
+    }
+}
+
+/// A check type. The suite names it (`NAME`) and gives its arguments
+/// (`with`), which deserialize into the type itself.
+pub trait Check: DeserializeOwned + std::fmt::Debug + Send + Sync + 'static {
+    const NAME: &'static str;
+    /// One line for `mcpcert list --checks` and the registry docs.
+    const ABOUT: &'static str;
+    const SCOPE: Scope = Scope::Case;
+    /// The revisions whose rules it judges.
+    const REVISIONS: &'static [Revision] = &Revision::ALL;
+
+    /// What it needs; may depend on the arguments.
+    fn needs(&self) -> Vec<Need> {
+        Vec::new()
+    }
+
+    fn run(&self, cx: &Cx<'_>) -> impl Future<Output = Outcome> + Send;
+}
+
+/// A check with its arguments, as a suite step holds it.
+pub trait DynCheck: std::fmt::Debug + Send + Sync {
+    fn name(&self) -> &'static str;
+    fn scope(&self) -> Scope;
+    fn needs(&self) -> Vec<Need>;
+    fn run<'a>(&'a self, cx: &'a Cx<'a>) -> BoxFuture<'a, Outcome>;
+}
+
+impl<T: Check> DynCheck for T {
+    fn name(&self) -> &'static str {
+        T::NAME
+    }
+    fn scope(&self) -> Scope {
+        T::SCOPE
+    }
+    fn needs(&self) -> Vec<Need> {
+        Check::needs(self)
+    }
+    fn run<'a>(&'a self, cx: &'a Cx<'a>) -> BoxFuture<'a, Outcome> {
+        Box::pin(Check::run(self, cx))
     }
 }

@@ -1,7 +1,7 @@
 //! Reports: JUnit XML (CI), a versioned JSON run report, a readable HTML
 //! page, and the console summary.
 
-use crate::run::{CaseResult, RevisionInfo, Verdict};
+use crate::record::{CaseResult, Exchange, RevisionInfo, Verdict, clip};
 use serde::Serialize;
 use serde_json::Value;
 use std::path::Path;
@@ -47,7 +47,7 @@ pub struct RunReport {
     /// mcpcert's own peak resident memory, in KiB (for benchmarks and
     /// the hostile-server tests).
     pub peak_rss_kib: u64,
-    pub transport: String,
+    pub transport: crate::transport::Transport,
     pub target: Value,
     pub revision_requested: String,
     pub revisions: Vec<RevisionInfo>,
@@ -59,12 +59,21 @@ pub struct RunReport {
 }
 
 /// The peak resident set size of this process, in KiB.
+/// 0 where the platform does not tell.
+#[cfg(unix)]
 pub fn peak_rss_kib() -> u64 {
-    // SAFETY: getrusage only writes into the struct we pass.
+    // SAFETY: `rusage` is plain old data, so all-zero bytes are a valid
+    // value; getrusage writes only into the struct whose address it is
+    // given, which lives on this stack frame for the whole call.
     unsafe {
         let mut u: libc::rusage = std::mem::zeroed();
         if libc::getrusage(libc::RUSAGE_SELF, &mut u) == 0 { u.ru_maxrss.max(0) as u64 } else { 0 }
     }
+}
+
+#[cfg(not(unix))]
+pub fn peak_rss_kib() -> u64 {
+    0
 }
 
 fn mkdirs(p: &Path) -> std::io::Result<()> {
@@ -91,7 +100,7 @@ pub fn junit_xml(report: &RunReport) -> String {
         let suite_name = c.id.splitn(3, '/').take(2).collect::<Vec<_>>().join("/");
         if !suites.iter().any(|(n, _)| *n == suite_name) {
             let mut s = TestSuite::new(suite_name.clone());
-            s.add_property(Property::new("transport", report.transport.clone()));
+            s.add_property(Property::new("transport", report.transport.as_str()));
             s.add_property(Property::new("suite_digest", report.suite_digest.clone()));
             suites.push((suite_name.clone(), s));
         }
@@ -123,10 +132,10 @@ pub fn junit_xml(report: &RunReport) -> String {
         tc.set_classname(c.id.rsplit_once('/').map(|x| x.0).unwrap_or(&c.id).to_string());
         tc.set_time(std::time::Duration::from_millis(c.duration_ms));
         tc.add_property(Property::new("verdict", c.verdict.as_str()));
-        tc.add_property(Property::new("revision", c.revision.clone()));
+        tc.add_property(Property::new("revision", c.revision.as_str()));
         tc.add_property(Property::new("spec", c.spec.clone()));
-        tc.add_property(Property::new("level", c.level.clone()));
-        tc.add_property(Property::new("transport", c.transport.clone()));
+        tc.add_property(Property::new("level", c.level.as_str()));
+        tc.add_property(Property::new("transport", c.transport.as_str()));
         if c.verdict == Verdict::Warn && !report.strict {
             tc.set_system_out(format!("WARNING ({} not met)\n{}", c.level, failure_text(c)));
         }
@@ -176,7 +185,7 @@ pub fn html(report: &RunReport) -> String {
     out.push_str(&format!(
         "<h1>mcpcert report</h1><p>target: <code>{}</code> ({}) · mcpcert {} · suites {}</p><p>{} cases: {} pass, {} fail, {} warn, {} n/a, {} error</p>",
         esc(&report.target.to_string()),
-        esc(&report.transport),
+        report.transport,
         report.mcpcert_version,
         esc(&report.suite_digest),
         s.total,
@@ -218,7 +227,7 @@ pub fn html(report: &RunReport) -> String {
             c.verdict.as_str(),
             esc(&c.id),
             esc(&c.spec),
-            esc(&c.level)
+            esc(c.level.as_str())
         ));
     }
     out.push_str("</table>");
@@ -227,8 +236,8 @@ pub fn html(report: &RunReport) -> String {
 
 /// The exchanges of a case for people: what was sent, what came back,
 /// notes; each part clipped (the JSON report has them whole).
-fn transcript_html(t: &[crate::run::Exchange]) -> String {
-    let clip = |s: &str| crate::run::clip(s, 2000);
+fn transcript_html(t: &[Exchange]) -> String {
+    let clip = |s: &str| clip(s, 2000);
     let mut out = String::new();
     for ex in t.iter().take(30) {
         out.push_str(&format!("<p><b>{}</b>", esc(&ex.label)));

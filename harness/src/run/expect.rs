@@ -1,22 +1,24 @@
 //! Judging one expectation against one exchange. Returns a failure text
 //! (expected vs actual) or None when it holds.
 
-use super::Exchange;
-use crate::suite::Expectation;
-use crate::wire::{self, schema};
+use crate::record::{Exchange, clip};
+use crate::suite::{Assertion, Expectation};
+use crate::transport::Transport;
+use crate::wire::{self, Revision, schema};
 use serde_json::Value;
 
-pub fn judge(e: &Expectation, ex: &Exchange, revision: &str) -> Option<String> {
+pub fn judge(e: &Expectation, ex: &Exchange, revision: Revision) -> Option<String> {
     let said = |default: String| -> String {
         match &e.says {
             Some(s) => format!("{s}: {default}"),
             None => default,
         }
     };
-    if let Some(def) = &e.result {
-        return match &ex.response {
-            Some(r) if r.get("result").is_some() => {
-                let v = schema::schemas().validate(revision, def, &r["result"]);
+    let http = ex.transport == Some(Transport::Http);
+    match &e.assert {
+        Assertion::Result(def) => match ex.result() {
+            Some(result) => {
+                let v = schema::schemas().validate(revision, def, result);
                 if v.is_empty() {
                     None
                 } else {
@@ -24,108 +26,80 @@ pub fn judge(e: &Expectation, ex: &Exchange, revision: &str) -> Option<String> {
                     Some(said(format!("expected a result valid as {def}; it breaks the schema:\n{}", list.join("\n"))))
                 }
             }
-            _ => Some(said(format!("expected a result valid as {def}; got {}", ex.summary()))),
-        };
-    }
-    if let Some(codes) = &e.error {
-        let codes = codes.to_vec();
-        let want = codes.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(" or ");
-        return match ex.response.as_ref().and_then(|r| r.pointer("/error/code")).and_then(|c| c.as_i64()) {
+            None => Some(said(format!("expected a result valid as {def}; got {}", ex.summary()))),
+        },
+        Assertion::Error(codes) => match ex.error_code() {
             Some(c) if codes.contains(&c) => None,
-            _ => Some(said(format!("expected JSON-RPC error {want}; got {}", ex.summary()))),
-        };
-    }
-    if let Some(st) = &e.http_status {
-        if ex.transport != "http" {
-            return None;
-        }
-        let want = st.to_vec();
-        return match ex.status {
+            _ => {
+                let want = codes.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(" or ");
+                Some(said(format!("expected JSON-RPC error {want}; got {}", ex.summary())))
+            }
+        },
+        Assertion::HttpStatus(_) if !http => None,
+        Assertion::HttpStatus(want) => match ex.status {
             Some(s) if want.contains(&(s as i64)) => None,
             _ => Some(said(format!(
                 "expected HTTP status {}; got {}",
                 want.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(" or "),
                 ex.summary()
             ))),
-        };
-    }
-    if let Some(m) = &e.matches {
-        // "" is the whole reply; name it so the message reads well.
-        let place = if m.pointer.is_empty() { "the reply".to_string() } else { m.pointer.clone() };
-        let Some(r) = &ex.response else {
-            return Some(said(format!("expected {place} to match {}; got {}", wire::brief(&m.schema), ex.summary())));
-        };
-        let Some(val) = r.pointer(&m.pointer) else {
-            return Some(said(format!(
-                "expected a value at {place} matching {}; nothing is there (reply: {})",
-                wire::brief(&m.schema),
-                ex.summary()
-            )));
-        };
-        let validator = match jsonschema::options().offline().build(&m.schema) {
-            Ok(v) => v,
-            Err(err) => return Some(format!("suite problem: schema at {place} does not compile: {err}")),
-        };
-        let errs: Vec<String> = validator.iter_errors(val).take(5).map(|x| x.to_string()).collect();
-        return if errs.is_empty() {
-            None
-        } else if m.pointer.is_empty() {
-            // The reply is quoted once, not twice.
-            Some(said(format!("got {} (it does not match {})", ex.summary(), wire::brief(&m.schema))))
-        } else {
-            Some(said(format!("expected {place} to match {}; got {} ({})", wire::brief(&m.schema), wire::brief(val), errs.join("; "))))
-        };
-    }
-    if let Some(p) = &e.absent {
-        return match ex.response.as_ref().and_then(|r| r.pointer(p)) {
-            Some(v) => Some(said(format!("expected nothing at {p}; found {}", wire::brief(v)))),
-            None => None,
-        };
-    }
-    if let Some(h) = &e.header_absent {
-        if ex.transport != "http" {
-            return None;
+        },
+        Assertion::Match { pointer, schema, validator } => {
+            // "" is the whole reply; name it so the message reads well.
+            let place = if pointer.is_empty() { "the reply".to_string() } else { pointer.clone() };
+            let Some(r) = &ex.response else {
+                return Some(said(format!("expected {place} to match {}; got {}", wire::brief(schema), ex.summary())));
+            };
+            let Some(val) = r.pointer(pointer) else {
+                return Some(said(format!(
+                    "expected a value at {place} matching {}; nothing is there (reply: {})",
+                    wire::brief(schema),
+                    ex.summary()
+                )));
+            };
+            let errs: Vec<String> = validator.iter_errors(val).take(5).map(|x| x.to_string()).collect();
+            if errs.is_empty() {
+                None
+            } else if pointer.is_empty() {
+                // The reply is quoted once, not twice.
+                Some(said(format!("got {} (it does not match {})", ex.summary(), wire::brief(schema))))
+            } else {
+                Some(said(format!("expected {place} to match {}; got {} ({})", wire::brief(schema), wire::brief(val), errs.join("; "))))
+            }
         }
-        return ex.header(h).map(|v| said(format!("expected no `{h}` response header; the server sent `{h}: {}`", super::clip(v, 120))));
-    }
-    if e.id_echoed == Some(true) {
-        let got = ex.response.as_ref().and_then(|r| r.get("id")).cloned();
-        return match (&got, &ex.request_id) {
-            (Some(a), Some(b)) if a == b => None,
-            _ => Some(said(format!(
-                "expected the response id to equal the request id {}; got {}",
-                ex.request_id.as_ref().map(wire::brief).unwrap_or_else(|| "(none)".into()),
-                got.as_ref().map(wire::brief).unwrap_or_else(|| "no id".into())
-            ))),
-        };
-    }
-    if let Some(h) = &e.header {
-        if ex.transport != "http" {
-            return None;
+        Assertion::Absent(p) => {
+            ex.response.as_ref().and_then(|r| r.pointer(p)).map(|v| said(format!("expected nothing at {p}; found {}", wire::brief(v))))
         }
-        let Some(val) = ex.header(&h.name) else {
-            return Some(said(format!("expected a `{}` response header; there is none ({})", h.name, ex.summary())));
-        };
-        let validator = match jsonschema::options().offline().build(&h.schema) {
-            Ok(v) => v,
-            Err(err) => return Some(format!("suite problem: header schema does not compile: {err}")),
-        };
-        let v = Value::String(val.to_string());
-        return if validator.is_valid(&v) {
-            None
-        } else {
-            Some(said(format!("expected header `{}` to match {}; got {:?}", h.name, wire::brief(&h.schema), super::clip(val, 120))))
-        };
+        Assertion::HeaderAbsent(_) if !http => None,
+        Assertion::HeaderAbsent(h) => {
+            ex.header(h).map(|v| said(format!("expected no `{h}` response header; the server sent `{h}: {}`", clip(v, 120))))
+        }
+        Assertion::IdEchoed => {
+            let got = ex.response.as_ref().and_then(|r| r.get("id")).cloned();
+            match (&got, &ex.request_id) {
+                (Some(a), Some(b)) if a == b => None,
+                _ => Some(said(format!(
+                    "expected the response id to equal the request id {}; got {}",
+                    ex.request_id.as_ref().map(wire::brief).unwrap_or_else(|| "(none)".into()),
+                    got.as_ref().map(wire::brief).unwrap_or_else(|| "no id".into())
+                ))),
+            }
+        }
+        Assertion::Header { .. } if !http => None,
+        Assertion::Header { name, schema, validator } => {
+            let Some(val) = ex.header(name) else {
+                return Some(said(format!("expected a `{name}` response header; there is none ({})", ex.summary())));
+            };
+            if validator.is_valid(&Value::String(val.to_string())) {
+                None
+            } else {
+                Some(said(format!("expected header `{name}` to match {}; got {:?}", wire::brief(schema), clip(val, 120))))
+            }
+        }
     }
-    Some("suite problem: expectation with no assertion".into())
 }
 
 fn at_result(v: &schema::Violation) -> String {
     let p = if v.path.is_empty() { "/result".to_string() } else { format!("/result{}", v.path) };
     format!("{} at {p}: {}", v.message_type, v.problem)
-}
-
-/// Whether a reply is a JSON-RPC error with this code.
-pub fn is_error_code(r: Option<&Value>, code: i64) -> bool {
-    r.and_then(|r| r.pointer("/error/code")).and_then(|c| c.as_i64()) == Some(code)
 }

@@ -7,7 +7,38 @@ use serde_json::{Map, Value, json};
 
 pub const MODERN: &str = "2026-07-28";
 pub const LEGACY: &str = "2025-11-25";
-pub const REVISIONS: [&str; 2] = [MODERN, LEGACY];
+
+/// The protocol revisions mcpcert tests, newest first (the run order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+pub enum Revision {
+    /// 2026-07-28: stateless, `server/discover`, per-request `_meta`.
+    #[serde(rename = "2026-07-28")]
+    Modern,
+    /// 2025-11-25: the initialize handshake, sessions.
+    #[serde(rename = "2025-11-25")]
+    Legacy,
+}
+
+impl Revision {
+    pub const ALL: [Revision; 2] = [Revision::Modern, Revision::Legacy];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Revision::Modern => MODERN,
+            Revision::Legacy => LEGACY,
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Revision> {
+        Revision::ALL.into_iter().find(|r| r.as_str() == s)
+    }
+}
+
+impl std::fmt::Display for Revision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 pub const KEY_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 pub const KEY_CLIENT_CAPS: &str = "io.modelcontextprotocol/clientCapabilities";
@@ -122,6 +153,62 @@ pub fn legacy_headers(session: Option<&str>, initialized: bool) -> Vec<(String, 
         h.push(("Mcp-Session-Id".into(), s.to_string()));
     }
     h
+}
+
+/// A change to the standard headers of one HTTP exchange.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HeaderEdit {
+    /// Replace every header of this name (any case) by one, named as given.
+    Set(String, String),
+    /// Drop every header of this name (any case).
+    Remove(String),
+    /// Append one more header line, duplicates allowed.
+    Add(String, String),
+}
+
+impl HeaderEdit {
+    /// Suite-file form: name → value, or null to remove.
+    pub fn from_map(m: &std::collections::BTreeMap<String, Option<String>>) -> Vec<HeaderEdit> {
+        m.iter()
+            .map(|(k, v)| match v {
+                Some(v) => HeaderEdit::Set(k.clone(), v.clone()),
+                None => HeaderEdit::Remove(k.clone()),
+            })
+            .collect()
+    }
+}
+
+pub fn apply_edits(headers: &mut Vec<(String, String)>, edits: &[HeaderEdit]) {
+    for e in edits {
+        match e {
+            HeaderEdit::Set(name, v) => {
+                let pos = headers.iter().position(|(k, _)| k.eq_ignore_ascii_case(name));
+                headers.retain(|(k, _)| !k.eq_ignore_ascii_case(name));
+                let at = pos.unwrap_or(headers.len()).min(headers.len());
+                headers.insert(at, (name.clone(), v.clone()));
+            }
+            HeaderEdit::Remove(name) => headers.retain(|(k, _)| !k.eq_ignore_ascii_case(name)),
+            HeaderEdit::Add(name, v) => headers.push((name.clone(), v.clone())),
+        }
+    }
+}
+
+/// The standard HTTP headers of a message of revision `rev`: the 2026-07-28
+/// headers that mirror the body, or the 2025-11-25 session headers.
+/// `body` is None for a bodiless request (GET, DELETE).
+pub fn standard_headers(rev: Revision, body: Option<&Value>, session: Option<&str>) -> Vec<(String, String)> {
+    match (rev, body) {
+        (Revision::Modern, Some(b)) => modern_headers(b),
+        (Revision::Modern, None) => vec![("Accept".into(), "application/json, text/event-stream".into())],
+        (Revision::Legacy, _) => {
+            let initialized = body.and_then(|b| b.get("method")).and_then(|m| m.as_str()) != Some("initialize");
+            let mut h = legacy_headers(session, initialized);
+            if body.is_none() {
+                h.retain(|(k, _)| !k.eq_ignore_ascii_case("content-type"));
+            }
+            h
+        }
+    }
 }
 
 /// Short text for a JSON value in a message (capped).

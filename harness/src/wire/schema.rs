@@ -6,11 +6,13 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
+use super::Revision;
+
 pub const MODERN_SCHEMA: &str = include_str!("../../schemas/2026-07-28.json");
 pub const LEGACY_SCHEMA: &str = include_str!("../../schemas/2025-11-25.json");
 
 pub struct WireSchemas {
-    revs: HashMap<&'static str, RevSchema>,
+    revs: HashMap<Revision, RevSchema>,
 }
 
 /// One revision's schema: its message type names, known at once, and its
@@ -58,7 +60,7 @@ pub fn schemas() -> &'static WireSchemas {
 impl WireSchemas {
     pub fn load() -> Result<WireSchemas, String> {
         let mut revs = HashMap::new();
-        for (rev, text) in [(super::MODERN, MODERN_SCHEMA), (super::LEGACY, LEGACY_SCHEMA)] {
+        for (rev, text) in [(Revision::Modern, MODERN_SCHEMA), (Revision::Legacy, LEGACY_SCHEMA)] {
             let doc: Value = serde_json::from_str(text).map_err(|e| format!("schema {rev}: {e}"))?;
             let mut defs: Vec<String> =
                 doc.get("$defs").and_then(|d| d.as_object()).map(|d| d.keys().cloned().collect()).unwrap_or_default();
@@ -78,17 +80,17 @@ impl WireSchemas {
         Ok(())
     }
 
-    pub fn has(&self, revision: &str, def: &str) -> bool {
-        self.revs.get(revision).is_some_and(|r| r.defs.binary_search_by(|d| d.as_str().cmp(def)).is_ok())
+    pub fn has(&self, revision: Revision, def: &str) -> bool {
+        self.revs.get(&revision).is_some_and(|r| r.defs.binary_search_by(|d| d.as_str().cmp(def)).is_ok())
     }
 
-    pub fn def_names(&self, revision: &str) -> Vec<String> {
-        self.revs.get(revision).map(|r| r.defs.clone()).unwrap_or_default()
+    pub fn def_names(&self, revision: Revision) -> Vec<String> {
+        self.revs.get(&revision).map(|r| r.defs.clone()).unwrap_or_default()
     }
 
     /// Validate `value` as message type `def` of `revision`.
-    pub fn validate(&self, revision: &str, def: &str, value: &Value) -> Vec<Violation> {
-        let Some(v) = self.revs.get(revision).and_then(|r| r.map()).and_then(|m| m.get(&format!("#/$defs/{def}"))) else {
+    pub fn validate(&self, revision: Revision, def: &str, value: &Value) -> Vec<Violation> {
+        let Some(v) = self.revs.get(&revision).and_then(|r| r.map()).and_then(|m| m.get(&format!("#/$defs/{def}"))) else {
             return vec![Violation {
                 message_type: def.into(),
                 path: String::new(),
@@ -105,8 +107,8 @@ impl WireSchemas {
 }
 
 /// Which message type a response to `method` must be, per revision.
-pub fn result_type_for(revision: &str, method: &str) -> &'static str {
-    let modern = revision == super::MODERN;
+pub fn result_type_for(revision: Revision, method: &str) -> &'static str {
+    let modern = revision == Revision::Modern;
     match method {
         "server/discover" if modern => "DiscoverResultResponse",
         "initialize" if !modern => "InitializeResultResponse",
@@ -125,8 +127,8 @@ pub fn result_type_for(revision: &str, method: &str) -> &'static str {
 }
 
 /// Which message type a notification with `method` must be.
-pub fn notification_type_for(revision: &str, method: &str) -> &'static str {
-    let modern = revision == super::MODERN;
+pub fn notification_type_for(revision: Revision, method: &str) -> &'static str {
+    let modern = revision == Revision::Modern;
     match method {
         "notifications/tools/list_changed" => "ToolListChangedNotification",
         "notifications/progress" => "ProgressNotification",
@@ -141,9 +143,9 @@ pub fn notification_type_for(revision: &str, method: &str) -> &'static str {
 }
 
 /// The message type(s) an error response must satisfy, by code.
-pub fn error_types_for(revision: &str, code: i64) -> Vec<&'static str> {
+pub fn error_types_for(revision: Revision, code: i64) -> Vec<&'static str> {
     let mut v = vec!["JSONRPCErrorResponse"];
-    if revision == super::MODERN {
+    if revision == Revision::Modern {
         match code {
             -32020 => v.push("HeaderMismatchError"),
             -32021 => v.push("MissingRequiredClientCapabilityError"),
@@ -156,7 +158,7 @@ pub fn error_types_for(revision: &str, code: i64) -> Vec<&'static str> {
 
 /// Validate one frame that arrived in answer to (or during) a request with
 /// `method`. Returns the type it was checked as and the violations.
-pub fn check_frame(revision: &str, request_method: Option<&str>, frame: &Value) -> (String, Vec<Violation>) {
+pub fn check_frame(revision: Revision, request_method: Option<&str>, frame: &Value) -> (String, Vec<Violation>) {
     let s = schemas();
     if frame.get("error").is_some() && frame.get("method").is_none() {
         let code = frame.pointer("/error/code").and_then(|c| c.as_i64()).unwrap_or(0);
@@ -200,18 +202,18 @@ mod tests {
     fn schemas_compile_and_name_paths() {
         let s = schemas();
         s.compile_all().expect("both revisions' schemas compile");
-        assert!(s.has("2026-07-28", "DiscoverResult"));
-        assert!(s.has("2025-11-25", "InitializeResult"));
+        assert!(s.has(Revision::Modern, "DiscoverResult"));
+        assert!(s.has(Revision::Legacy, "InitializeResult"));
         let bad =
             json!({"resultType": "complete", "supportedVersions": ["2026-07-28"], "capabilities": {}, "ttlMs": -1, "cacheScope": "public"});
-        let v = s.validate("2026-07-28", "DiscoverResult", &bad);
+        let v = s.validate(Revision::Modern, "DiscoverResult", &bad);
         assert!(v.iter().any(|x| x.path == "/ttlMs"), "{v:?}");
     }
 
     #[test]
     fn null_id_error_is_a_violation() {
         let (_, v) = check_frame(
-            "2026-07-28",
+            Revision::Modern,
             Some("tools/list"),
             &json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32000, "message": "x"}}),
         );
@@ -220,7 +222,7 @@ mod tests {
 
     #[test]
     fn server_request_is_flagged() {
-        let (t, v) = check_frame("2026-07-28", None, &json!({"jsonrpc": "2.0", "id": 1, "method": "roots/list"}));
+        let (t, v) = check_frame(Revision::Modern, None, &json!({"jsonrpc": "2.0", "id": 1, "method": "roots/list"}));
         assert_eq!(t, "JSONRPCRequest");
         assert_eq!(v.len(), 1);
     }

@@ -1,14 +1,8 @@
-//! completion/complete: what to complete is discovered from the server's
-//! own prompts (their arguments) and resource templates (their variables);
-//! each is probed with an empty value and a few short prefixes.
+//! completion/complete: what can be completed (prompt arguments, template
+//! variables) and what a completion result must look like.
 
-use super::actions::StepOut;
-use super::{Engine, Exchange};
-use crate::wire::{MODERN, brief};
+use crate::wire::{Revision, brief};
 use serde_json::{Value, json};
-
-/// Prefixes tried after the empty value.
-const PREFIXES: [&str; 3] = ["a", "e", "s"];
 
 /// One thing to complete: a reference and an argument name.
 #[derive(Debug, Clone)]
@@ -66,9 +60,9 @@ pub fn targets_from(prompts: &[Value], templates: &[Value]) -> Vec<CompletionTar
 }
 
 /// Everything wrong with one completion/complete result.
-pub fn completion_problems(result: &Value, revision: &str) -> Vec<String> {
+pub fn completion_problems(result: &Value, revision: Revision) -> Vec<String> {
     let mut out = Vec::new();
-    if revision == MODERN {
+    if revision == Revision::Modern {
         match result.get("resultType").and_then(|t| t.as_str()) {
             Some("complete") => {}
             Some(other) => out.push(format!("resultType must be \"complete\" (completion never asks for input); got {other:?}")),
@@ -110,74 +104,6 @@ pub fn completion_problems(result: &Value, revision: &str) -> Vec<String> {
     out
 }
 
-impl Engine {
-    /// Prompt arguments and template variables the server offers.
-    pub(super) async fn completion_targets(&mut self, rev: &str, case: &str) -> Result<Vec<CompletionTarget>, String> {
-        let caps = self.revs.get(rev).and_then(|s| s.info.capabilities.clone()).unwrap_or(json!({}));
-        let prompts =
-            if caps.get("prompts").is_some() { self.walk_main(rev, "prompts/list", "prompts", case).await?.items } else { Vec::new() };
-        let templates = if caps.get("resources").is_some() {
-            self.walk_main(rev, "resources/templates/list", "resourceTemplates", case).await?.items
-        } else {
-            Vec::new()
-        };
-        Ok(targets_from(&prompts, &templates))
-    }
-
-    pub(super) async fn completion_action(&mut self, case: &crate::suite::Case) -> StepOut {
-        let rev = case.revision.clone();
-        let mut out = StepOut::default();
-        let targets = match self.completion_targets(&rev, &case.id).await {
-            Ok(t) => t,
-            Err(e) => return StepOut { error: Some(e), ..Default::default() },
-        };
-        if targets.is_empty() {
-            out.na = Some("nothing to complete: no prompt has arguments and no resource template has variables".into());
-            return out;
-        }
-        let per_arg = self.cfg.contract.completion_probes.max(1);
-        let mut judged = 0;
-        for t in targets.iter().take(50) {
-            for value in std::iter::once("").chain(PREFIXES).take(per_arg) {
-                let p = json!({"ref": t.reference, "argument": {"name": t.argument, "value": value}});
-                let body = self.body_for(&rev, "completion/complete", Some(p));
-                let label = format!("complete {} from {value:?}", t.what);
-                let ex = match self.on_main(&rev, &label, &body).await {
-                    Ok(e) => e,
-                    Err(e) => return StepOut { error: Some(e), ..Default::default() },
-                };
-                if let Some(e) = &ex.error {
-                    out.error = Some(format!("{label}: {e}"));
-                    out.exchanges.push(ex);
-                    return out;
-                }
-                judged += 1;
-                match ex.response.as_ref().and_then(|r| r.get("result")) {
-                    Some(res) => {
-                        for p in completion_problems(res, &rev) {
-                            if out.failures.len() < 20 {
-                                out.failures.push(format!("{label}: {p}"));
-                            }
-                        }
-                    }
-                    None => {
-                        out.failures.push(format!("{label}: an argument the server itself lists should complete; got {}", ex.summary()))
-                    }
-                }
-                if out.exchanges.len() < 12 || !out.failures.is_empty() && out.exchanges.len() < 24 {
-                    out.exchanges.push(ex);
-                }
-            }
-        }
-        out.exchanges.push(Exchange {
-            label: "completion probes".into(),
-            note: Some(format!("{judged} probes over {} argument(s), up to {per_arg} values each", targets.len().min(50))),
-            ..Default::default()
-        });
-        out
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,16 +119,20 @@ mod tests {
     #[test]
     fn completion_shapes() {
         let ok = json!({"resultType": "complete", "completion": {"values": ["a"], "total": 3, "hasMore": true}});
-        assert!(completion_problems(&ok, MODERN).is_empty());
+        assert!(completion_problems(&ok, Revision::Modern).is_empty());
         let many: Vec<String> = (0..101).map(|i| i.to_string()).collect();
-        assert_eq!(completion_problems(&json!({"resultType": "complete", "completion": {"values": many}}), MODERN).len(), 1);
+        assert_eq!(completion_problems(&json!({"resultType": "complete", "completion": {"values": many}}), Revision::Modern).len(), 1);
         assert_eq!(
-            completion_problems(&json!({"resultType": "complete", "completion": {"values": ["a", "b"], "total": 1}}), MODERN).len(),
+            completion_problems(&json!({"resultType": "complete", "completion": {"values": ["a", "b"], "total": 1}}), Revision::Modern)
+                .len(),
             1
         );
-        assert_eq!(completion_problems(&json!({"resultType": "complete", "completion": {"values": [1]}}), MODERN).len(), 1);
-        assert_eq!(completion_problems(&json!({"resultType": "complete", "completion": {"values": [], "hasMore": "no"}}), MODERN).len(), 1);
-        assert_eq!(completion_problems(&json!({"resultType": "input_required", "completion": {"values": []}}), MODERN).len(), 1);
-        assert!(completion_problems(&json!({"completion": {"values": []}}), "2025-11-25").is_empty());
+        assert_eq!(completion_problems(&json!({"resultType": "complete", "completion": {"values": [1]}}), Revision::Modern).len(), 1);
+        assert_eq!(
+            completion_problems(&json!({"resultType": "complete", "completion": {"values": [], "hasMore": "no"}}), Revision::Modern).len(),
+            1
+        );
+        assert_eq!(completion_problems(&json!({"resultType": "input_required", "completion": {"values": []}}), Revision::Modern).len(), 1);
+        assert!(completion_problems(&json!({"completion": {"values": []}}), Revision::Legacy).is_empty());
     }
 }

@@ -1,11 +1,25 @@
-//! Reaching a server: spawn a stdio process or talk Streamable HTTP.
+//! Reaching a server: a stdio process, or a Streamable HTTP endpoint (over
+//! reqwest, or over an own HTTP/1.1 sender when header names must keep
+//! their exact letter case). The layers above use one interface,
+//! [`Connection`], and never the concrete types, which stay private here.
 //!
 //! Everything here records what went over the wire byte for byte (within size
 //! caps) so that a check can quote it and a report can reproduce it.
 
-pub mod http;
-pub mod sse;
-pub mod stdio;
+mod conn;
+mod exact;
+mod http;
+mod process;
+mod sse;
+mod stdio;
+mod target;
+
+pub use conn::{Connection, Incoming, Outgoing};
+pub use http::HttpSpec;
+pub use process::kill_all_groups;
+pub use stdio::StdoutAudit;
+pub use stdio::{GRACE, StdioSpec, shell_quote, split_command};
+pub use target::{TargetSpec, Transport, redact_url};
 
 use serde::Serialize;
 use serde_json::Value;
@@ -132,24 +146,34 @@ pub fn jsonrpc_shape_problem(v: &Value) -> Option<String> {
 }
 
 /// Why an exchange produced no usable answer.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, thiserror::Error)]
 #[serde(tag = "kind", content = "detail", rename_all = "snake_case")]
 pub enum TransportError {
+    #[error("timeout: {0}")]
     Timeout(String),
+    #[error("connection closed: {0}")]
     Closed(String),
+    #[error("I/O error: {0}")]
     Io(String),
+    #[error("message too large: {0}")]
     TooLarge(String),
 }
 
-impl std::fmt::Display for TransportError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            TransportError::Timeout(s) => write!(f, "timeout: {s}"),
-            TransportError::Closed(s) => write!(f, "connection closed: {s}"),
-            TransportError::Io(s) => write!(f, "I/O error: {s}"),
-            TransportError::TooLarge(s) => write!(f, "message too large: {s}"),
-        }
+/// Why a connection could not be opened or a process not started.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct OpenError(pub String);
+
+/// At most `n` bytes of `s` (cut at a character boundary), with `…` when cut.
+pub fn clip(s: &str, n: usize) -> String {
+    if s.len() <= n {
+        return s.to_string();
     }
+    let mut end = n;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
 }
 
 /// Bytes to milliseconds since `start`.

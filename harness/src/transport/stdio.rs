@@ -1,33 +1,23 @@
 //! stdio targets: spawn the server in its own process group, write one
 //! JSON-RPC message per line, read newline-delimited replies, keep stderr.
 
-use super::{Frame, Limits, TransportError, ms_since};
+use super::{Frame, Limits, OpenError, TransportError, ms_since};
 use serde_json::Value;
 use std::collections::VecDeque;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
+
+use super::process;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::mpsc;
 
-/// Process groups alive right now, so Ctrl-C can take them down.
-static LIVE_GROUPS: Mutex<Vec<i32>> = Mutex::new(Vec::new());
-
-/// Kill every spawned server group (used by the Ctrl-C handler).
 /// How often `read_until` looks at what has arrived, and how long it keeps
-/// reading once it has what it waited for.
+/// reading once it has what it waited for (also: how long frames that a
+/// notification provokes are collected).
 const TICK: Duration = Duration::from_millis(50);
 pub const GRACE: Duration = Duration::from_millis(100);
-
-pub fn kill_all_groups() {
-    let groups = LIVE_GROUPS.lock().map(|g| g.clone()).unwrap_or_default();
-    for g in groups {
-        unsafe {
-            libc::killpg(g, libc::SIGKILL);
-        }
-    }
-}
 
 #[derive(Debug, Clone)]
 pub struct StdioSpec {
@@ -59,8 +49,7 @@ pub struct StdoutAudit {
 
 const AUDIT_KEEP: usize = 20;
 
-pub struct StdioTarget {
-    pub spec: StdioSpec,
+pub(super) struct StdioTarget {
     child: Option<Child>,
     pgid: Option<i32>,
     stdin: Option<ChildStdin>,
@@ -76,9 +65,9 @@ pub struct StdioTarget {
 }
 
 impl StdioTarget {
-    pub fn spawn(spec: &StdioSpec, limits: &Limits) -> Result<StdioTarget, String> {
+    pub fn spawn(spec: &StdioSpec, limits: &Limits) -> Result<StdioTarget, OpenError> {
         let Some((prog, args)) = spec.argv.split_first() else {
-            return Err("empty command".into());
+            return Err(OpenError("empty command".into()));
         };
         let mut cmd = Command::new(prog);
         cmd.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true).process_group(0);
@@ -88,12 +77,10 @@ impl StdioTarget {
         if let Some(dir) = &spec.cwd {
             cmd.current_dir(dir);
         }
-        let mut child = cmd.spawn().map_err(|e| format!("could not start `{prog}`: {e}"))?;
+        let mut child = cmd.spawn().map_err(|e| OpenError(format!("could not start `{prog}`: {e}")))?;
         let pgid = child.id().map(|p| p as i32);
         if let Some(g) = pgid {
-            if let Ok(mut l) = LIVE_GROUPS.lock() {
-                l.push(g);
-            }
+            process::register(g);
         }
         let started = Instant::now();
         let stdout = child.stdout.take().expect("piped stdout");
@@ -105,7 +92,6 @@ impl StdioTarget {
         let log = Arc::new(Mutex::new(StderrLog::default()));
         tokio::spawn(read_stderr(stderr, log.clone()));
         Ok(StdioTarget {
-            spec: spec.clone(),
             child: Some(child),
             pgid,
             stdin,
@@ -281,12 +267,7 @@ impl StdioTarget {
     /// Kill the whole process group now.
     pub fn kill(&mut self) {
         if let Some(g) = self.pgid.take() {
-            unsafe {
-                libc::killpg(g, libc::SIGKILL);
-            }
-            if let Ok(mut l) = LIVE_GROUPS.lock() {
-                l.retain(|x| *x != g);
-            }
+            process::kill_group(g);
         }
         if let Some(mut c) = self.child.take() {
             let _ = c.start_kill();
@@ -307,12 +288,7 @@ impl StdioTarget {
 impl Drop for StdioTarget {
     fn drop(&mut self) {
         if let Some(g) = self.pgid.take() {
-            unsafe {
-                libc::killpg(g, libc::SIGKILL);
-            }
-            if let Ok(mut l) = LIVE_GROUPS.lock() {
-                l.retain(|x| *x != g);
-            }
+            process::kill_group(g);
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Tool results: content blocks, `structuredContent` against the tool's
 //! `outputSchema`, and the serialized-JSON text mirror.
 
-use crate::wire::{MODERN, brief};
+use crate::wire::{Revision, brief};
 use base64::Engine as _;
 use serde_json::Value;
 
@@ -52,7 +52,7 @@ fn block_problems(b: &Value) -> Vec<String> {
             need_str("uri", &mut out);
             need_str("name", &mut out);
             if let Some(s) = m.get("size") {
-                if !s.as_u64().is_some() {
+                if s.as_u64().is_none() {
                     out.push(format!("resource_link block: `size` must be a non-negative integer; got {}", brief(s)));
                 }
             }
@@ -135,11 +135,11 @@ pub enum Structured {
     Unjudgeable(String),
 }
 
-pub fn judge_structured(result: &Value, output_schema: &Value, revision: &str) -> Structured {
+pub fn judge_structured(result: &Value, output_schema: &Value, revision: Revision) -> Structured {
     let Some(sc) = result.get("structuredContent") else {
         return Structured::Missing;
     };
-    if revision != MODERN && !sc.is_object() {
+    if revision != Revision::Modern && !sc.is_object() {
         return Structured::Breaks(vec![format!("in {revision} structuredContent must be a JSON object; got {}", brief(sc))]);
     }
     let v = match jsonschema::options().build(output_schema) {
@@ -218,14 +218,14 @@ mod tests {
     #[test]
     fn structured_content_any_json_value() {
         let arr = json!({"type": "array", "items": {"type": "string"}});
-        assert!(matches!(judge_structured(&json!({"structuredContent": ["a"]}), &arr, MODERN), Structured::Conforms));
-        assert!(matches!(judge_structured(&json!({"structuredContent": {"a": 1}}), &arr, MODERN), Structured::Breaks(_)));
-        assert!(matches!(judge_structured(&json!({"content": []}), &arr, MODERN), Structured::Missing));
+        assert!(matches!(judge_structured(&json!({"structuredContent": ["a"]}), &arr, Revision::Modern), Structured::Conforms));
+        assert!(matches!(judge_structured(&json!({"structuredContent": {"a": 1}}), &arr, Revision::Modern), Structured::Breaks(_)));
+        assert!(matches!(judge_structured(&json!({"content": []}), &arr, Revision::Modern), Structured::Missing));
         let obj = json!({"type": "object"});
-        assert!(matches!(judge_structured(&json!({"structuredContent": ["a"]}), &json!({}), "2025-11-25"), Structured::Breaks(_)));
-        assert!(matches!(judge_structured(&json!({"structuredContent": {}}), &obj, "2025-11-25"), Structured::Conforms));
+        assert!(matches!(judge_structured(&json!({"structuredContent": ["a"]}), &json!({}), Revision::Legacy), Structured::Breaks(_)));
+        assert!(matches!(judge_structured(&json!({"structuredContent": {}}), &obj, Revision::Legacy), Structured::Conforms));
         assert!(matches!(
-            judge_structured(&json!({"structuredContent": {}}), &json!({"$ref": "http://127.0.0.1:9/x"}), MODERN),
+            judge_structured(&json!({"structuredContent": {}}), &json!({"$ref": "http://127.0.0.1:9/x"}), Revision::Modern),
             Structured::Unjudgeable(_)
         ));
     }

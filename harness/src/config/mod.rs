@@ -36,9 +36,28 @@
 //! error_arguments = { title = "" }   # valid, but the tool reports isError
 //! ```
 
+mod policy;
+
+pub use policy::{DEFAULT_SECRET_NAMES, InputTool, Matcher, Policy, Role};
+
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::Path;
+
+/// A config file that cannot be used; the message names the file and the
+/// place in it.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("config {file}: {problem}")]
+pub struct ConfigError {
+    pub file: String,
+    pub problem: String,
+}
+
+impl ConfigError {
+    fn new(path: &Path, problem: impl Into<String>) -> ConfigError {
+        ConfigError { file: path.display().to_string(), problem: problem.into() }
+    }
+}
 
 #[derive(Debug, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -163,41 +182,42 @@ pub struct Timeouts {
     pub request_ms: Option<u64>,
 }
 
-pub fn load(path: &Path) -> Result<ConfigFile, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("config {}: {e}", path.display()))?;
-    let cfg: ConfigFile = toml::from_str(&text).map_err(|e| format!("config {}: {e}", path.display()))?;
+pub fn load(path: &Path) -> Result<ConfigFile, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ConfigError::new(path, e.to_string()))?;
+    let cfg: ConfigFile = toml::from_str(&text).map_err(|e| ConfigError::new(path, e.to_string()))?;
     if cfg.target.command.is_some() && cfg.target.url.is_some() {
-        return Err(format!("config {}: at target: give either `command` (stdio) or `url` (HTTP), not both", path.display()));
+        return Err(ConfigError::new(path, "at target: give either `command` (stdio) or `url` (HTTP), not both"));
     }
     Ok(cfg)
 }
 
 /// Resolve `[target.headers]` from the environment.
-pub fn resolve_headers(cfg: &ConfigFile, path: &Path) -> Result<Vec<(String, String)>, String> {
+pub fn resolve_headers(cfg: &ConfigFile, path: &Path) -> Result<Vec<(String, String)>, ConfigError> {
     headers_from_env(&cfg.target.headers, path, "target.headers")
 }
 
 /// Header values read from the environment variables the config names.
-fn headers_from_env(headers: &BTreeMap<String, HeaderFrom>, path: &Path, at: &str) -> Result<Vec<(String, String)>, String> {
+fn headers_from_env(headers: &BTreeMap<String, HeaderFrom>, path: &Path, at: &str) -> Result<Vec<(String, String)>, ConfigError> {
     headers
         .iter()
         .map(|(name, from)| {
             std::env::var(&from.env)
                 .map(|v| (name.clone(), v))
-                .map_err(|_| format!("config {}: at {at}.{name}: environment variable `{}` is not set", path.display(), from.env))
+                .map_err(|_| ConfigError::new(path, format!("at {at}.{name}: environment variable `{}` is not set", from.env)))
         })
         .collect()
 }
 
-/// Resolve the roles' headers from the environment.
-pub fn resolve_roles(cfg: &ConfigFile, path: &Path) -> Result<Vec<crate::run::roles::Role>, String> {
+/// Resolve the roles' headers from the environment and check their
+/// never-see patterns.
+pub fn resolve_roles(cfg: &ConfigFile, path: &Path) -> Result<Vec<Role>, ConfigError> {
     let mut out = Vec::new();
     for (name, r) in &cfg.roles {
         let headers = headers_from_env(&r.headers, path, &format!("roles.{name}.headers"))?;
         for p in &r.never_see {
-            crate::run::roles::Matcher::new(p).map_err(|e| format!("config {}: at roles.{name}.never_see: {e}", path.display()))?;
+            Matcher::new(p).map_err(|e| ConfigError::new(path, format!("at roles.{name}.never_see: {e}")))?;
         }
-        out.push(crate::run::roles::Role {
+        out.push(Role {
             name: name.clone(),
             headers,
             env: r.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),

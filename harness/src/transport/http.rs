@@ -1,13 +1,13 @@
 //! Streamable HTTP targets: POST JSON-RPC bodies with any header set, read
 //! `application/json` or `text/event-stream` replies, record everything.
 
+use super::exact::{self, RawBody};
 use super::sse;
-use super::{Frame, Limits, TransportError, ms_since};
+use super::{Frame, Limits, OpenError, TransportError, ms_since};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde::Serialize;
 use serde_json::Value;
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 #[derive(Debug, Clone)]
 pub struct HttpSpec {
@@ -18,16 +18,32 @@ pub struct HttpSpec {
     pub secret_headers: Vec<String>,
 }
 
+/// Judges whether what a stream brought so far is what was awaited.
+pub type Done<'a> = &'a (dyn Fn(&[Frame]) -> bool + Send + Sync);
+
+/// When to stop reading a reply.
+struct ReadUntil<'a> {
+    /// The response that ends an SSE stream.
+    expect_id: Option<&'a Value>,
+    /// On a connection of its own.
+    fresh: bool,
+    within: Duration,
+    /// Stop (after a short grace) once this holds.
+    done: Option<Done<'a>>,
+}
+
 #[derive(Clone)]
-pub struct HttpTarget {
+pub(super) struct HttpTarget {
     pub spec: HttpSpec,
-    client: reqwest::Client,
-    limits: Limits,
+    /// Built on first use: a connection used only for streams (which go
+    /// over the shared fresh client) never pays for one.
+    client: std::sync::Arc<std::sync::OnceLock<Result<reqwest::Client, String>>>,
+    pub(super) limits: Limits,
 }
 
 /// One HTTP exchange as seen on the wire.
 #[derive(Debug, Clone, Serialize, Default)]
-pub struct HttpReply {
+pub(super) struct HttpReply {
     pub status: Option<u16>,
     pub headers: Vec<(String, String)>,
     pub content_type: Option<String>,
@@ -65,14 +81,14 @@ fn build_client(fresh: bool) -> Result<reqwest::Client, String> {
 }
 
 impl HttpTarget {
-    pub fn new(spec: &HttpSpec, limits: &Limits) -> Result<HttpTarget, String> {
-        reqwest::Url::parse(&spec.url).map_err(|e| format!("invalid URL `{}`: {e}", spec.url))?;
-        Ok(HttpTarget { spec: spec.clone(), client: build_client(false)?, limits: limits.clone() })
+    pub fn new(spec: &HttpSpec, limits: &Limits) -> Result<HttpTarget, OpenError> {
+        reqwest::Url::parse(&spec.url).map_err(|e| OpenError(format!("invalid URL `{}`: {e}", spec.url)))?;
+        Ok(HttpTarget { spec: spec.clone(), client: Default::default(), limits: limits.clone() })
     }
 
     pub fn is_secret(&self, name: &str) -> bool {
         let n = name.to_ascii_lowercase();
-        n == "authorization" || n == "cookie" || n == "proxy-authorization" || self.spec.secret_headers.iter().any(|s| *s == n)
+        n == "authorization" || n == "cookie" || n == "proxy-authorization" || self.spec.secret_headers.contains(&n)
     }
 
     /// Send one request. `headers` are sent exactly as given (duplicates
@@ -86,7 +102,7 @@ impl HttpTarget {
         expect_id: Option<&Value>,
         fresh: bool,
     ) -> HttpReply {
-        self.send_within(method, headers, body, expect_id, fresh, self.limits.request, None).await
+        self.send_within(method, headers, body, ReadUntil { expect_id, fresh, within: self.limits.request, done: None }).await
     }
 
     /// POST and read whatever the server streams for `window` (a
@@ -94,26 +110,12 @@ impl HttpTarget {
     /// window ends, and the stream is then dropped (which ends it).
     /// Once `done` holds for the frames so far, reading goes on only for
     /// a short grace period.
-    pub async fn collect(
-        &self,
-        headers: &[(String, String)],
-        body: Vec<u8>,
-        window: Duration,
-        done: &(dyn Fn(&[Frame]) -> bool + Send + Sync),
-    ) -> HttpReply {
-        self.send_within("POST", headers, Some(body), None, true, window, Some(done)).await
+    pub async fn collect(&self, headers: &[(String, String)], body: Vec<u8>, window: Duration, done: Done<'_>) -> HttpReply {
+        self.send_within("POST", headers, Some(body), ReadUntil { expect_id: None, fresh: true, within: window, done: Some(done) }).await
     }
 
-    async fn send_within(
-        &self,
-        method: &str,
-        headers: &[(String, String)],
-        body: Option<Vec<u8>>,
-        expect_id: Option<&Value>,
-        fresh: bool,
-        within: Duration,
-        done: Option<&(dyn Fn(&[Frame]) -> bool + Send + Sync)>,
-    ) -> HttpReply {
+    async fn send_within(&self, method: &str, headers: &[(String, String)], body: Option<Vec<u8>>, until: ReadUntil<'_>) -> HttpReply {
+        let ReadUntil { expect_id, fresh, within, done } = until;
         let start = Instant::now();
         let mut reply = HttpReply::default();
         let client = if fresh {
@@ -125,7 +127,13 @@ impl HttpTarget {
                 }
             }
         } else {
-            self.client.clone()
+            match self.client.get_or_init(|| build_client(false)) {
+                Ok(c) => c.clone(),
+                Err(e) => {
+                    reply.error = Some(TransportError::Io(e.clone()));
+                    return reply;
+                }
+            }
         };
         let mut map = HeaderMap::new();
         for (k, v) in self.spec.headers.iter().chain(headers.iter()) {
@@ -172,111 +180,16 @@ impl HttpTarget {
         reply
     }
 
-    /// Like `send`, but over a plain HTTP/1.1 connection of our own, so
-    /// header names go out exactly as written (reqwest lower-cases them).
-    /// Only for `http://` URLs.
-    pub async fn send_exact(
-        &self,
-        method: &str,
-        headers: &[(String, String)],
-        body: Option<Vec<u8>>,
-        expect_id: Option<&Value>,
-    ) -> HttpReply {
-        let start = Instant::now();
-        let mut reply = HttpReply::default();
-        let deadline = tokio::time::Instant::now() + self.limits.request;
-        let url = match reqwest::Url::parse(&self.spec.url) {
-            Ok(u) if u.scheme() == "http" => u,
-            _ => {
-                reply.error = Some(TransportError::Io("header names with exact letter case can only be sent to an http:// URL".into()));
-                return reply;
-            }
-        };
-        let host = url.host_str().unwrap_or("127.0.0.1").to_string();
-        let port = url.port_or_known_default().unwrap_or(80);
-        let mut path = url.path().to_string();
-        if let Some(q) = url.query() {
-            path.push('?');
-            path.push_str(q);
-        }
-        let body = body.unwrap_or_default();
-        let mut head =
-            format!("{method} {path} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Length: {}\r\nConnection: close\r\n", body.len());
-        for (k, v) in self.spec.headers.iter().chain(headers.iter()) {
-            if k.bytes().any(|b| b <= b' ' || b == b':' || b >= 0x7f) || v.bytes().any(|b| b == b'\r' || b == b'\n') {
-                reply.error = Some(TransportError::Io(format!("header `{k}` cannot be sent as written")));
-                return reply;
-            }
-            head.push_str(&format!("{k}: {v}\r\n"));
-        }
-        head.push_str("\r\n");
-        let io = async {
-            let mut sock =
-                tokio::net::TcpStream::connect((host.as_str(), port)).await.map_err(|e| format!("connect to {host}:{port}: {e}"))?;
-            sock.write_all(head.as_bytes()).await.map_err(|e| e.to_string())?;
-            sock.write_all(&body).await.map_err(|e| e.to_string())?;
-            let mut rd = tokio::io::BufReader::new(sock);
-            let status_line = read_line_capped(&mut rd).await?;
-            let status: u16 = status_line
-                .split_whitespace()
-                .nth(1)
-                .and_then(|c| c.parse().ok())
-                .ok_or_else(|| format!("not an HTTP status line: {status_line:?}"))?;
-            let mut hs = Vec::new();
-            loop {
-                let line = read_line_capped(&mut rd).await?;
-                if line.is_empty() {
-                    break;
-                }
-                if hs.len() > 200 {
-                    return Err("more than 200 response headers".to_string());
-                }
-                if let Some((k, v)) = line.split_once(':') {
-                    hs.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
-                }
-            }
-            Ok::<_, String>((status, hs, rd))
-        };
-        let (status, hs, rd) = match tokio::time::timeout_at(deadline, io).await {
-            Err(_) => {
-                reply.error = Some(TransportError::Timeout(format!("no HTTP response within {} ms", self.limits.request.as_millis())));
-                reply.ms = ms_since(start);
-                return reply;
-            }
-            Ok(Err(e)) => {
-                reply.error = Some(TransportError::Io(e));
-                reply.ms = ms_since(start);
-                return reply;
-            }
-            Ok(Ok(x)) => x,
-        };
-        reply.status = Some(status);
-        let chunked = hs.iter().any(|(k, v)| k == "transfer-encoding" && v.to_ascii_lowercase().contains("chunked"));
-        let length = hs.iter().find(|(k, _)| k == "content-length").and_then(|(_, v)| v.parse::<usize>().ok());
-        reply.headers = hs;
-        let framing = if chunked {
-            RawFraming::Chunked
-        } else if let Some(n) = length {
-            RawFraming::Length(n)
-        } else if status == 204 || status == 304 {
-            RawFraming::Length(0)
-        } else {
-            RawFraming::UntilClose
-        };
-        self.read_body(&mut reply, Body::Raw(rd, framing), expect_id, start, deadline, None).await;
-        reply
-    }
-
     /// Read a reply body: SSE events until the response to `expect_id`,
     /// or a whole JSON body; capped and bounded by `deadline`.
-    async fn read_body(
+    pub(super) async fn read_body(
         &self,
         reply: &mut HttpReply,
         mut resp: Body,
         expect_id: Option<&Value>,
         start: Instant,
         deadline: tokio::time::Instant,
-        done: Option<&(dyn Fn(&[Frame]) -> bool + Send + Sync)>,
+        done: Option<Done<'_>>,
     ) {
         reply.content_type = reply.header("content-type").map(|s| s.to_string());
         let is_sse = reply.content_type.as_deref().is_some_and(|c| c.to_ascii_lowercase().starts_with("text/event-stream"));
@@ -289,7 +202,7 @@ impl HttpTarget {
                 // Judged on the frames read so far, before waiting again.
                 if let Some(f) = done {
                     if stop_at == deadline && f(&reply.frames) {
-                        stop_at = (tokio::time::Instant::now() + super::stdio::GRACE).min(deadline);
+                        stop_at = (tokio::time::Instant::now() + super::GRACE).min(deadline);
                     }
                 }
                 let wake = match done {
@@ -377,6 +290,17 @@ impl HttpTarget {
         reply.ms = ms_since(start);
     }
 
+    /// Like `send`, but with header names in their exact letter case.
+    pub async fn send_exact(
+        &self,
+        method: &str,
+        headers: &[(String, String)],
+        body: Option<Vec<u8>>,
+        expect_id: Option<&Value>,
+    ) -> HttpReply {
+        exact::send_exact(self, method, headers, body, expect_id).await
+    }
+
     fn push_event(&self, reply: &mut HttpReply, ev: sse::Event, expect_id: Option<&Value>, start: Instant) {
         let f = Frame::from_bytes(ev.data.as_bytes(), ms_since(start));
         let answer = reply.response_index.is_none() && expect_id.is_some_and(|id| f.answers(id));
@@ -388,77 +312,18 @@ impl HttpTarget {
 }
 
 /// Where body bytes come from: reqwest, or our own HTTP/1.1 connection.
-enum Body {
+pub(super) enum Body {
     Reqwest(reqwest::Response),
-    Raw(tokio::io::BufReader<tokio::net::TcpStream>, RawFraming),
-}
-
-enum RawFraming {
-    Length(usize),
-    Chunked,
-    UntilClose,
+    Raw(RawBody),
 }
 
 impl Body {
     async fn chunk(&mut self) -> Result<Option<Vec<u8>>, String> {
         match self {
             Body::Reqwest(r) => r.chunk().await.map(|c| c.map(|b| b.to_vec())).map_err(|e| describe_reqwest(&e)),
-            Body::Raw(rd, framing) => match framing {
-                RawFraming::Length(0) => Ok(None),
-                RawFraming::Length(left) => {
-                    let mut buf = vec![0u8; (*left).min(64 * 1024)];
-                    let n = rd.read(&mut buf).await.map_err(|e| e.to_string())?;
-                    if n == 0 {
-                        return Err(format!("connection closed with {left} body bytes still due"));
-                    }
-                    *left -= n;
-                    buf.truncate(n);
-                    Ok(Some(buf))
-                }
-                RawFraming::UntilClose => {
-                    let mut buf = vec![0u8; 64 * 1024];
-                    let n = rd.read(&mut buf).await.map_err(|e| e.to_string())?;
-                    buf.truncate(n);
-                    Ok(if n == 0 { None } else { Some(buf) })
-                }
-                RawFraming::Chunked => {
-                    let line = read_line_capped(rd).await?;
-                    let size_text = line.split(';').next().unwrap_or("").trim();
-                    let size = usize::from_str_radix(size_text, 16).map_err(|_| format!("bad chunk size line {line:?}"))?;
-                    if size == 0 {
-                        return Ok(None);
-                    }
-                    let mut buf = vec![0u8; size];
-                    rd.read_exact(&mut buf).await.map_err(|e| e.to_string())?;
-                    read_line_capped(rd).await?;
-                    Ok(Some(buf))
-                }
-            },
+            Body::Raw(r) => r.chunk().await,
         }
     }
-}
-
-/// One CRLF-terminated line (without the line end), at most 8 KiB.
-async fn read_line_capped(rd: &mut tokio::io::BufReader<tokio::net::TcpStream>) -> Result<String, String> {
-    let mut line = Vec::new();
-    loop {
-        let mut b = [0u8; 1];
-        let n = rd.read(&mut b).await.map_err(|e| e.to_string())?;
-        if n == 0 {
-            return Err("connection closed in the middle of the response head".into());
-        }
-        if b[0] == b'\n' {
-            break;
-        }
-        line.push(b[0]);
-        if line.len() > 8192 {
-            return Err("a response head line is longer than 8 KiB".into());
-        }
-    }
-    if line.last() == Some(&b'\r') {
-        line.pop();
-    }
-    Ok(String::from_utf8_lossy(&line).into_owned())
 }
 
 fn describe_reqwest(e: &reqwest::Error) -> String {

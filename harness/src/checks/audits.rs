@@ -1,0 +1,192 @@
+//! Checks over everything the server sent during a revision's run (the
+//! frame log, or stdout as a whole), not over traffic of their own. Their
+//! suite entries come last in a revision, so they see the whole run.
+
+use super::judge::input::MAY_ASK;
+use super::{Check, Cx, Need, Outcome, Scope};
+use crate::record::{Exchange, clip};
+use crate::transport::Transport;
+use crate::wire::{Revision, schema};
+use serde::Deserialize;
+use std::sync::Arc;
+
+/// stdout holds nothing but JSON-RPC messages, one per line.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StdoutOnlyJsonrpc {}
+
+impl Check for StdoutOnlyJsonrpc {
+    const NAME: &'static str = "stdout_only_jsonrpc";
+    const ABOUT: &'static str = "every line the main process wrote to stdout is one JSON-RPC message";
+    const SCOPE: Scope = Scope::Run;
+
+    fn needs(&self) -> Vec<Need> {
+        vec![Need::Transport(Transport::Stdio)]
+    }
+
+    async fn run(&self, cx: &Cx<'_>) -> Outcome {
+        let audit = match cx.session.main(cx.rev).await {
+            Ok(conn) => conn.stdout_audit(),
+            Err(_) => None,
+        };
+        let Some(a) = audit else {
+            return Outcome::na("stdio framing applies to stdio targets");
+        };
+        let mut out = Outcome::default();
+        if a.bad_count > 0 {
+            let mut lines = vec![format!("{} of {} stdout lines were not one JSON-RPC message:", a.bad_count, a.lines)];
+            for f in a.bad.iter().take(5) {
+                lines.push(format!("  - {:?}: {}", clip(&f.raw, 160), f.problem.as_deref().unwrap_or("")));
+            }
+            out.fail(lines.join("\n"));
+        }
+        out
+    }
+}
+
+/// A 2026-07-28 server sends no JSON-RPC requests.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoServerRequests {}
+
+impl Check for NoServerRequests {
+    const NAME: &'static str = "no_server_requests";
+    const ABOUT: &'static str = "the server sent no JSON-RPC requests during the run";
+    const SCOPE: Scope = Scope::Run;
+    const REVISIONS: &'static [Revision] = &[Revision::Modern];
+
+    async fn run(&self, cx: &Cx<'_>) -> Outcome {
+        let mut out = Outcome::default();
+        let mut seen: Vec<String> = Vec::new();
+        let mut count = 0u64;
+        let audit = match cx.session.main(cx.rev).await {
+            Ok(conn) => conn.stdout_audit(),
+            Err(_) => None,
+        };
+        if let Some(a) = audit {
+            count = a.request_count;
+            seen = a.requests.iter().take(5).map(|f| clip(&f.raw, 160)).collect();
+        } else if let Some(log) = cx.session.frame_log(cx.rev) {
+            for lf in &log.frames {
+                if lf.parsed().is_server_request() {
+                    count += 1;
+                    if seen.len() < 5 {
+                        seen.push(clip(&lf.frame.raw, 160));
+                    }
+                }
+            }
+        }
+        if count > 0 {
+            out.fail(format!(
+                "the server sent {count} JSON-RPC request(s); 2026-07-28 servers must not send requests:\n  - {}",
+                seen.join("\n  - ")
+            ));
+        }
+        out
+    }
+}
+
+/// Every frame the server sent is valid against mcpcert's wire schema.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WireFramesValid {}
+
+impl Check for WireFramesValid {
+    const NAME: &'static str = "wire_frames_valid";
+    const ABOUT: &'static str = "every server frame of the run is valid against mcpcert's message schema of the revision";
+    const SCOPE: Scope = Scope::Run;
+
+    async fn run(&self, cx: &Cx<'_>) -> Outcome {
+        let mut out = Outcome::default();
+        let Some(log) = cx.session.frame_log(cx.rev) else { return out };
+        let mut bad: Vec<String> = Vec::new();
+        let mut count = 0usize;
+        let mut checked = 0usize;
+        // The exchanges that drew the first offending frames, to replay them.
+        let mut replay: Vec<Arc<Exchange>> = Vec::new();
+        for lf in &log.frames {
+            let parsed = lf.parsed();
+            let Some(v) = &parsed.value else { continue };
+            if !v.is_object() {
+                continue;
+            }
+            checked += 1;
+            let method = lf.origin.rpc_method.as_deref();
+            let (t, viol) = schema::check_frame(cx.rev, method, v);
+            if viol.is_empty() {
+                continue;
+            }
+            count += 1;
+            if bad.len() < 10 {
+                let what = method.map(|m| format!(" (reply to {m}, in {})", lf.case)).unwrap_or_else(|| format!(" (in {})", lf.case));
+                let first: Vec<String> = viol.iter().take(3).map(|x| x.to_string()).collect();
+                bad.push(format!("  - {t}{what}: {}\n      frame: {}", first.join("; "), clip(&lf.frame.raw, 200)));
+            }
+            if replay.len() < 3 && lf.origin.sent.is_some() && !replay.iter().any(|o| Arc::ptr_eq(o, &lf.origin)) {
+                replay.push(lf.origin.clone());
+            }
+        }
+        let mut note = format!("{checked} server frames checked against mcpcert's {} message schemas", cx.rev);
+        if log.dropped > 0 {
+            note.push_str(&format!(" ({} later frames were not kept)", log.dropped));
+        }
+        drop(log);
+        if count > 0 {
+            out.fail(format!("{count} of {checked} server frames break the {} message schema:\n{}", cx.rev, bad.join("\n")));
+        }
+        out.exchanges.push(Exchange {
+            label: "wire schema audit".into(),
+            transport: Some(cx.transport()),
+            note: Some(note),
+            ..Default::default()
+        });
+        for o in replay {
+            let mut ex = (*o).clone();
+            ex.label = format!("replay: {} (drew an offending frame; it is quoted above)", ex.label);
+            // Replays are separate runs: each starts a process or connection of its own.
+            ex.fresh = true;
+            out.exchanges.push(ex);
+        }
+        out
+    }
+}
+
+/// Only tools/call, prompts/get and resources/read answer input_required.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InputRequiredAudit {}
+
+impl Check for InputRequiredAudit {
+    const NAME: &'static str = "input_required_audit";
+    const ABOUT: &'static str = "no result of the run other than tools/call, prompts/get and resources/read is input_required";
+    const SCOPE: Scope = Scope::Run;
+    const REVISIONS: &'static [Revision] = &[Revision::Modern];
+
+    async fn run(&self, cx: &Cx<'_>) -> Outcome {
+        let mut out = Outcome::default();
+        let Some(log) = cx.session.frame_log(cx.rev) else { return out };
+        let mut bad = Vec::new();
+        let mut checked = 0;
+        for lf in &log.frames {
+            let parsed = lf.parsed();
+            let Some(v) = &parsed.value else { continue };
+            let Some(method) = lf.origin.rpc_method.as_deref() else { continue };
+            if v.get("result").is_none() || !parsed.is_response() {
+                continue;
+            }
+            checked += 1;
+            if v.pointer("/result/resultType").and_then(|t| t.as_str()) == Some("input_required")
+                && !MAY_ASK.contains(&method)
+                && bad.len() < 10
+            {
+                bad.push(format!("  - reply to {method} (in {}): {}", lf.case, clip(&lf.frame.raw, 160)));
+            }
+        }
+        drop(log);
+        out.exchanges.push(Exchange::note("input_required audit", format!("{checked} results checked")));
+        if !bad.is_empty() {
+            out.fail(format!("only tools/call, prompts/get and resources/read may answer input_required; these did:\n{}", bad.join("\n")));
+        }
+        out
+    }
+}

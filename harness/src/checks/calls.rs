@@ -1,0 +1,123 @@
+//! The tool calls, a shared fact: every tool the call policy allows is
+//! called once with valid arguments, once with arguments that break its
+//! inputSchema (when such can be made safely), and once with configured
+//! error arguments. Tools outside the policy are never named in a call.
+
+use super::Cx;
+use super::judge::admission::Rule;
+use super::judge::args::{param_headers, synth_invalid, synth_valid};
+use crate::record::Exchange;
+use crate::session::{Msg, SessionError};
+use crate::wire::{HeaderEdit, Revision};
+use serde_json::{Value, json};
+
+/// One tool call and why it was made.
+#[derive(Debug, Clone)]
+pub struct CallRecord {
+    pub tool: String,
+    pub kind: CallKind,
+    pub output_schema: Option<Value>,
+    pub ex: Exchange,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallKind {
+    /// Arguments that satisfy the inputSchema.
+    Valid,
+    /// Arguments that break the inputSchema.
+    Invalid,
+    /// Configured arguments for which the tool reports an execution error.
+    ErrorArgs,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Calls {
+    pub records: Vec<CallRecord>,
+    /// Tools not called, with the reason.
+    pub skipped: Vec<String>,
+    /// How the tools walk ended, if not at its end.
+    pub walk_problem: Option<String>,
+}
+
+impl Calls {
+    /// A transcript note listing the tools not called and why.
+    pub fn note(&self) -> Option<Exchange> {
+        if self.skipped.is_empty() {
+            return None;
+        }
+        let shown: Vec<String> = self.skipped.iter().take(20).map(|s| format!("  - {s}")).collect();
+        let more = if self.skipped.len() > 20 { format!("\n  … and {} more", self.skipped.len() - 20) } else { String::new() };
+        Some(Exchange::note("tools not called", format!("{}{more}", shown.join("\n"))))
+    }
+}
+
+/// Make the calls (the `Facts::tool_calls` fact).
+pub async fn gather(cx: &Cx<'_>) -> Result<Calls, String> {
+    let w = cx.facts.tools_walk(cx).await?;
+    let verdicts = cx.facts.tool_verdicts(cx, &w);
+    let mut calls = Calls { walk_problem: w.failed().or(w.broken()).map(String::from), ..Default::default() };
+    let mut called = 0usize;
+    let max = cx.policy.max_tools_called;
+    for (i, tool) in w.items.iter().enumerate() {
+        let Some(name) = tool.get("name").and_then(|n| n.as_str()).map(String::from) else { continue };
+        if let Err(why) = cx.policy.call_allowed(tool, &name) {
+            calls.skipped.push(format!("{name}: {why}"));
+            continue;
+        }
+        if called >= max {
+            calls.skipped.push(format!("{name}: over the limit of {max} tools called ([calls] max_tools)"));
+            continue;
+        }
+        let Some(schema) = tool.get("inputSchema").filter(|s| s.is_object()) else {
+            calls.skipped.push(format!("{name}: no usable inputSchema"));
+            continue;
+        };
+        if verdicts[i].findings.iter().any(|f| f.rule == Rule::XMcpHeader && f.weight.rejects()) {
+            calls.skipped.push(format!("{name}: a client must drop it (bad x-mcp-header), so it is not called"));
+            continue;
+        }
+        called += 1;
+        let conf = cx.policy.tool(&name);
+        let output_schema = tool.get("outputSchema").cloned();
+        let valid = match conf.arguments.clone() {
+            Some(a) => Some(a),
+            None => match synth_valid(schema) {
+                Some(a) => Some(a),
+                None => {
+                    calls.skipped.push(format!(
+                        "{name}: no valid arguments could be made from its inputSchema; name them in the config ([tools.{name}] arguments)"
+                    ));
+                    None
+                }
+            },
+        };
+        let invalid = conf.invalid_arguments.clone().or_else(|| valid.as_ref().and_then(|v| synth_invalid(schema, v)));
+        let plan = [(CallKind::Valid, valid), (CallKind::Invalid, invalid), (CallKind::ErrorArgs, conf.error_arguments.clone())];
+        for (kind, args) in plan {
+            let Some(args) = args else { continue };
+            let label = match kind {
+                CallKind::Valid => format!("tools/call {name} (valid arguments)"),
+                CallKind::Invalid => format!("tools/call {name} (arguments that break its inputSchema)"),
+                CallKind::ErrorArgs => format!("tools/call {name} (configured error_arguments)"),
+            };
+            let ex = call_tool(cx, &label, &name, schema, &args).await.map_err(|e| e.to_string())?;
+            let stop = ex.error.is_some();
+            calls.records.push(CallRecord { tool: name.clone(), kind, output_schema: output_schema.clone(), ex });
+            if stop {
+                break;
+            }
+        }
+    }
+    Ok(calls)
+}
+
+/// One tools/call on the main connection, with the `Mcp-Param-*` headers
+/// its inputSchema asks for (HTTP, 2026-07-28).
+async fn call_tool(cx: &Cx<'_>, label: &str, name: &str, schema: &Value, args: &Value) -> Result<Exchange, SessionError> {
+    let body = cx.request("tools/call", Some(json!({"name": name, "arguments": args})));
+    let edits: Vec<HeaderEdit> = match cx.rev {
+        Revision::Modern => param_headers(schema, args).into_iter().map(|(k, v)| HeaderEdit::Set(k, v)).collect(),
+        Revision::Legacy => Vec::new(),
+    };
+    cx.session.on_main(&Msg::new(cx.rev, label, &body).edits(&edits), cx.case).await
+}

@@ -1,0 +1,80 @@
+//! completion/complete: what to complete is discovered from the server's
+//! own prompts (their arguments) and resource templates (their variables);
+//! each is probed with an empty value and a few short prefixes.
+
+use super::judge::completion::{CompletionTarget, completion_problems, targets_from};
+use super::walk::ListMethod;
+use super::{Check, Cx, Outcome};
+use crate::record::Exchange;
+use serde::Deserialize;
+use serde_json::json;
+
+/// Prefixes tried after the empty value.
+const PREFIXES: [&str; 3] = ["a", "e", "s"];
+
+/// Prompt arguments and template variables the server offers.
+async fn completion_targets(cx: &Cx<'_>) -> Result<Vec<CompletionTarget>, String> {
+    let prompts =
+        if cx.advertises("prompts") { cx.walk_main(ListMethod::Prompts).await.map_err(|e| e.to_string())?.items } else { Vec::new() };
+    let templates =
+        if cx.advertises("resources") { cx.walk_main(ListMethod::Templates).await.map_err(|e| e.to_string())?.items } else { Vec::new() };
+    Ok(targets_from(&prompts, &templates))
+}
+
+/// Every prompt argument and template variable the server lists completes.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompletionProbe {}
+
+impl Check for CompletionProbe {
+    const NAME: &'static str = "completion_probe";
+    const ABOUT: &'static str = "completion/complete of each listed prompt argument and template variable (empty value, then short prefixes) gives a well-formed result";
+
+    async fn run(&self, cx: &Cx<'_>) -> Outcome {
+        let mut out = Outcome::default();
+        let targets = match completion_targets(cx).await {
+            Ok(t) => t,
+            Err(e) => return Outcome::error(e),
+        };
+        if targets.is_empty() {
+            return Outcome::na("nothing to complete: no prompt has arguments and no resource template has variables");
+        }
+        let per_arg = cx.policy.completion_probes.max(1);
+        let mut judged = 0;
+        for t in targets.iter().take(50) {
+            for value in std::iter::once("").chain(PREFIXES).take(per_arg) {
+                let p = json!({"ref": t.reference, "argument": {"name": t.argument, "value": value}});
+                let body = cx.request("completion/complete", Some(p));
+                let label = format!("complete {} from {value:?}", t.what);
+                let ex = match cx.on_main(&label, &body).await {
+                    Ok(e) => e,
+                    Err(e) => return Outcome::error(e.to_string()),
+                };
+                if let Some(e) = &ex.error {
+                    out.set_error(format!("{label}: {e}"));
+                    out.exchanges.push(ex);
+                    return out;
+                }
+                judged += 1;
+                match ex.result() {
+                    Some(res) => {
+                        for p in completion_problems(res, cx.rev) {
+                            if out.failures.len() < 20 {
+                                out.fail(format!("{label}: {p}"));
+                            }
+                        }
+                    }
+                    None => out.fail(format!("{label}: an argument the server itself lists should complete; got {}", ex.summary())),
+                }
+                if out.exchanges.len() < 12 || !out.failures.is_empty() && out.exchanges.len() < 24 {
+                    out.exchanges.push(ex);
+                }
+            }
+        }
+        out.exchanges.push(Exchange::note(
+            "completion probes",
+            format!("{judged} probes over {} argument(s), up to {per_arg} values each", targets.len().min(50)),
+        ));
+        out
+    }
+}

@@ -1,0 +1,83 @@
+//! Facts several cases judge, gathered once per revision and shared: the
+//! `tools/list` walk, the admission verdicts of its tools, the tool calls,
+//! the listen streams a trigger serves, and the header probes' baselines.
+//! Each is gathered by the first case that needs it and awaited by the
+//! others. A fact that could not be gathered at all is an `Err` with the
+//! reason; one that was gathered carries its own outcome (a walk that
+//! ended early says how), so a case can tell "could not find out" from
+//! "found out, and it is wrong".
+
+use super::calls::{self, Calls};
+use super::judge::admission::{self, ToolVerdict};
+use super::subscriptions::{self, ListenPair};
+use super::walk::{ListMethod, Walk};
+use super::{Cx, Outcome};
+use crate::record::Exchange;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+use tokio::sync::OnceCell;
+
+/// A shared fact, or why it could not be gathered at all.
+pub type Fact<T> = Result<Arc<T>, String>;
+
+#[derive(Default)]
+pub struct Facts {
+    tools: OnceCell<Fact<Walk>>,
+    verdicts: OnceLock<Arc<Vec<ToolVerdict>>>,
+    calls: OnceCell<Fact<Calls>>,
+    listens: OnceCell<Fact<ListenPair>>,
+    /// Header probes' baselines that were served, by request (method and params).
+    baselines: Mutex<HashMap<String, Exchange>>,
+}
+
+impl Facts {
+    /// The `tools/list` walk of this revision on its main connection.
+    pub async fn tools_walk(&self, cx: &Cx<'_>) -> Fact<Walk> {
+        self.tools.get_or_init(|| async { cx.walk_main(ListMethod::Tools).await.map(Arc::new).map_err(|e| e.to_string()) }).await.clone()
+    }
+
+    /// The shared walk when it lists tools; otherwise how the case ends
+    /// (error, or n/a when the server lists none).
+    pub async fn listed_tools(&self, cx: &Cx<'_>) -> Result<Arc<Walk>, Outcome> {
+        let w = self.tools_walk(cx).await.map_err(Outcome::error)?;
+        if w.items.is_empty() && w.end == super::walk::WalkEnd::Complete {
+            return Err(Outcome::na("the server lists no tools"));
+        }
+        Ok(w)
+    }
+
+    /// Admission verdicts for the shared walk's tools, judged once (a list
+    /// can hold thousands of tools).
+    pub fn tool_verdicts(&self, cx: &Cx<'_>, w: &Walk) -> Arc<Vec<ToolVerdict>> {
+        self.verdicts
+            .get_or_init(|| {
+                let policy = admission::Policy { secret_names: cx.policy.secret_names.clone() };
+                Arc::new(admission::admit_all(&w.items, cx.rev, &policy))
+            })
+            .clone()
+    }
+
+    /// Every tool the policy allows, called once with valid arguments, once
+    /// with arguments that break its inputSchema, and once with configured
+    /// error arguments.
+    pub async fn tool_calls(&self, cx: &Cx<'_>) -> Fact<Calls> {
+        self.calls.get_or_init(|| async { calls::gather(cx).await.map(Arc::new) }).await.clone()
+    }
+
+    /// The subscriptions with an empty filter and with `toolsListChanged`,
+    /// watched together once (with the trigger, if any).
+    pub async fn trigger_listens(&self, cx: &Cx<'_>) -> Fact<ListenPair> {
+        self.listens.get_or_init(|| async { subscriptions::trigger_pair(cx).await.map(Arc::new) }).await.clone()
+    }
+
+    /// The baseline exchange already served for this request, if any.
+    pub fn baseline(&self, key: &str) -> Option<Exchange> {
+        self.baselines.lock().ok().and_then(|b| b.get(key).cloned())
+    }
+
+    pub fn keep_baseline(&self, key: String, ex: Exchange) {
+        if let Ok(mut b) = self.baselines.lock() {
+            b.insert(key, ex);
+        }
+    }
+}

@@ -1,0 +1,410 @@
+//! Streamable HTTP header parity (2026-07-28): `MCP-Protocol-Version`,
+//! `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*` must match the body. Each
+//! probe changes one thing about an otherwise correct request: a server
+//! must reject every mismatch (HTTP 400 and JSON-RPC -32020, the request's
+//! id echoed) and accept every correctly encoded match. Also the Origin
+//! rule (both revisions) and the 202 for an accepted notification.
+
+mod targets;
+
+use super::{Check, Cx, Need, Outcome};
+use crate::record::Exchange;
+use crate::session::{Msg, SessionError};
+use crate::transport::Transport;
+use crate::wire::{self, HeaderEdit, MetaMode, headerval};
+use base64::Engine as _;
+use serde::Deserialize;
+use serde_json::Value;
+use targets::Target;
+
+/// The header rule a `header_probe` case judges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Header {
+    Version,
+    Method,
+    Name,
+    Param,
+    Origin,
+    Notification,
+}
+
+/// How a probe changes the correct request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProbeKind {
+    Missing,
+    Mismatch,
+    ValueCase,
+    NameCase,
+    Duplicate,
+    Whitespace,
+    Base64,
+    BadBase64,
+    UpperSentinel,
+    Null,
+    Absent,
+    Integer,
+}
+
+impl Header {
+    /// The probes that apply to this header (none: it takes no `probe`).
+    fn probes(self) -> &'static [ProbeKind] {
+        use ProbeKind::*;
+        match self {
+            Header::Version => &[Missing, Mismatch, NameCase, Duplicate, Whitespace],
+            Header::Method => &[Missing, Mismatch, ValueCase, NameCase, Duplicate, Whitespace],
+            Header::Name => &[Missing, Mismatch, ValueCase, NameCase, Duplicate, Whitespace, Base64, BadBase64, UpperSentinel],
+            Header::Param => {
+                &[Missing, Mismatch, ValueCase, NameCase, Duplicate, Whitespace, Base64, BadBase64, UpperSentinel, Null, Absent, Integer]
+            }
+            Header::Origin | Header::Notification => &[],
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HeaderArgs {
+    header: Header,
+    #[serde(default)]
+    probe: Option<ProbeKind>,
+}
+
+/// One header rule, probed (`header`, and `probe` for the four mirrored headers).
+#[derive(Debug, Deserialize)]
+#[serde(try_from = "HeaderArgs")]
+pub struct HeaderProbe {
+    header: Header,
+    probe: Option<ProbeKind>,
+}
+
+impl TryFrom<HeaderArgs> for HeaderProbe {
+    type Error = String;
+    fn try_from(a: HeaderArgs) -> Result<HeaderProbe, String> {
+        let allowed = a.header.probes();
+        match a.probe {
+            None if allowed.is_empty() => {}
+            None => return Err(format!("header {:?} needs a `probe`, one of {allowed:?}", a.header)),
+            Some(p) if allowed.contains(&p) => {}
+            Some(p) if allowed.is_empty() => return Err(format!("header {:?} takes no `probe` (got {p:?})", a.header)),
+            Some(p) => return Err(format!("probe {p:?} does not apply to header {:?}; one of {allowed:?}", a.header)),
+        }
+        Ok(HeaderProbe { header: a.header, probe: a.probe })
+    }
+}
+
+impl Check for HeaderProbe {
+    const NAME: &'static str = "header_probe";
+    const ABOUT: &'static str =
+        "HTTP header rules: a request changed one way (`header`, `probe`) is rejected with 400 and -32020, or served";
+
+    fn needs(&self) -> Vec<Need> {
+        let mut n = vec![Need::Transport(Transport::Http)];
+        if self.header == Header::Origin {
+            n.push(Need::AllowedOrigin);
+        }
+        if self.probe == Some(ProbeKind::NameCase) {
+            n.push(Need::PlainHttp);
+        }
+        n
+    }
+
+    async fn run(&self, cx: &Cx<'_>) -> Outcome {
+        match (self.header, self.probe) {
+            (Header::Version | Header::Method, Some(p)) => probe_standard(cx, self.header, p).await,
+            (Header::Name, Some(p)) => targets::probe_name(cx, p).await,
+            (Header::Param, Some(p)) => targets::probe_param(cx, p).await,
+            (Header::Origin, _) => targets::probe_origin(cx).await,
+            (Header::Notification, _) => targets::probe_notification(cx).await,
+            (_, None) => Outcome::error("a header probe without a probe kind (rejected at load)"),
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Want {
+    Reject,
+    /// A rejection where -32022 (unsupported version) may win over -32020.
+    RejectVersion,
+    Accept,
+    /// The header must not be required: anything but a header rejection.
+    NotRequired,
+}
+
+const OTHER: &str = "mcpcert-other-value";
+
+/// One probe: a change to the headers (and maybe the arguments) of the
+/// target request, and what the server must do with it.
+struct Probe {
+    label: String,
+    /// `_meta` protocol version of the body, when not the suite's.
+    body_version: Option<&'static str>,
+    edits: Vec<HeaderEdit>,
+    /// Header names go out in their exact letter case.
+    exact: bool,
+    want: Want,
+    /// tools/call arguments for this probe instead of the target's.
+    args: Option<Value>,
+}
+
+fn probe_of(label: String, edits: Vec<HeaderEdit>, want: Want) -> Probe {
+    Probe { label, body_version: None, edits, exact: false, want, args: None }
+}
+
+fn b64(s: &str) -> String {
+    base64::engine::general_purpose::STANDARD.encode(s.as_bytes())
+}
+
+fn flip_case(s: &str) -> String {
+    s.chars().map(|c| if c.is_ascii_lowercase() { c.to_ascii_uppercase() } else { c.to_ascii_lowercase() }).collect()
+}
+
+/// `Mcp-Protocol-Version` → `mCP-pROTOCOL-vERSION`-style mixed case.
+fn mixed_case(s: &str) -> String {
+    s.chars().enumerate().map(|(i, c)| if i % 2 == 0 { c.to_ascii_lowercase() } else { c.to_ascii_uppercase() }).collect()
+}
+
+/// Send the target's method and params on the main connection with the
+/// standard headers (plus `Mcp-Param-*` for tools/call), changed by `edits`.
+async fn probe_send(
+    cx: &Cx<'_>,
+    label: &str,
+    t: &Target,
+    body_version: Option<&str>,
+    edits: Vec<HeaderEdit>,
+    exact: bool,
+) -> Result<Exchange, SessionError> {
+    let body = match body_version {
+        None => cx.request(&t.method, Some(t.params.clone())),
+        // A probe whose `_meta` names another version than the header.
+        Some(v) => wire::request(&cx.session.next_id(), &t.method, wire::modern_params(Some(&t.params), MetaMode::Full, v)),
+    };
+    let mut all: Vec<HeaderEdit> = Vec::new();
+    if let (Some(schema), Some(args)) = (&t.schema, t.params.get("arguments")) {
+        all.extend(super::judge::args::param_headers(schema, args).into_iter().map(|(k, v)| HeaderEdit::Set(k, v)));
+    }
+    all.extend(edits);
+    cx.session.on_main(&Msg::new(cx.rev, label, &body).edits(&all).exact_names(exact), cx.case).await
+}
+
+/// Judge one probe; a failure line names the target and the probe.
+fn judge_probe(ex: &Exchange, want: Want, what: &str) -> Option<String> {
+    let status = ex.status;
+    let code = ex.error_code();
+    let header_rejection = status == Some(400) || code == Some(-32020);
+    match want {
+        Want::Reject | Want::RejectVersion => {
+            let mut wrong = Vec::new();
+            if status != Some(400) {
+                wrong.push(format!("HTTP status {}", status.map(|s| s.to_string()).unwrap_or_else(|| "none".into())));
+            }
+            let codes_ok = code == Some(-32020) || (want == Want::RejectVersion && code == Some(-32022));
+            if !codes_ok {
+                wrong.push(match code {
+                    Some(c) => format!("JSON-RPC error {c}"),
+                    None if ex.result().is_some() => "a result (the request was served)".into(),
+                    None => "no JSON-RPC error".into(),
+                });
+            }
+            let id = ex.response.as_ref().and_then(|r| r.get("id"));
+            if code.is_some() && id != ex.request_id.as_ref() {
+                wrong.push(format!(
+                    "error id {} instead of the request's {}",
+                    id.map(wire::brief).unwrap_or_else(|| "absent".into()),
+                    ex.request_id.as_ref().map(wire::brief).unwrap_or_default()
+                ));
+            }
+            if wrong.is_empty() {
+                return None;
+            }
+            let codes = if want == Want::RejectVersion {
+                "-32020 (HeaderMismatch) or -32022 (UnsupportedProtocolVersion)"
+            } else {
+                "-32020 (HeaderMismatch)"
+            };
+            Some(format!(
+                "{what}: expected HTTP 400 with JSON-RPC error {codes} and the request's id; got {} ({})",
+                wrong.join(", "),
+                ex.summary()
+            ))
+        }
+        Want::Accept => match ex.result() {
+            Some(_) => None,
+            None => Some(format!("{what}: expected the request to be served (its headers match the body); got {}", ex.summary())),
+        },
+        Want::NotRequired => {
+            if header_rejection && code.is_none_or(|c| c == -32020) {
+                Some(format!("{what}: the server must not require the header here; got {}", ex.summary()))
+            } else {
+                None
+            }
+        }
+    }
+}
+
+/// Run the probes of one case; an unusable baseline is an error.
+async fn run_probes(cx: &Cx<'_>, t: &Target, probes: Vec<Probe>, out: &mut Outcome) {
+    // The baseline of a target is sent once per revision: cases that
+    // probe the same request show the one exchange that was served.
+    let key = format!("{} {}", t.method, t.params);
+    if let Some(mut ex) = cx.facts.baseline(&key) {
+        ex.note = Some("the baseline, served once for every header case that probes this request".into());
+        out.exchanges.push(ex);
+    } else if t.callable {
+        match probe_send(cx, &format!("{}: baseline with correct headers", t.what), t, None, vec![], false).await {
+            Ok(ex) => {
+                if ex.error.is_some() || ex.result().is_none() {
+                    out.set_error(format!(
+                        "{} with correct headers was not served ({}), so the probes cannot be judged",
+                        t.what,
+                        ex.summary()
+                    ));
+                    out.exchanges.push(ex);
+                    return;
+                }
+                cx.facts.keep_baseline(key, ex.clone().lite());
+                out.exchanges.push(ex);
+            }
+            Err(e) => {
+                out.set_error(e.to_string());
+                return;
+            }
+        }
+    }
+    for p in probes {
+        let want = p.want;
+        if matches!(want, Want::Accept | Want::NotRequired) && !t.callable {
+            continue;
+        }
+        let what = format!("{} {}", t.what, p.label);
+        let mut pt = t.clone();
+        if let Some(a) = p.args {
+            pt.params["arguments"] = a;
+        }
+        match probe_send(cx, &what, &pt, p.body_version, p.edits, p.exact).await {
+            Ok(ex) => {
+                if let Some(e) = &ex.error {
+                    out.set_error(format!("{what}: {e}"));
+                } else if let Some(f) = judge_probe(&ex, want, &what) {
+                    out.fail(f);
+                }
+                out.exchanges.push(ex);
+            }
+            Err(e) => {
+                out.set_error(e.to_string());
+                return;
+            }
+        }
+    }
+}
+
+/// The probes of one header rule for a header whose correct value is `v`.
+fn probes_for(header: &str, v: &str, kind: ProbeKind, other: &str) -> Vec<Probe> {
+    let set = |val: String| vec![HeaderEdit::Set(header.to_string(), val)];
+    match kind {
+        ProbeKind::Missing => vec![probe_of(format!("without {header}"), vec![HeaderEdit::Remove(header.into())], Want::Reject)],
+        ProbeKind::Mismatch => vec![probe_of(format!("with {header} naming something else"), set(other.into()), Want::Reject)],
+        ProbeKind::ValueCase => vec![probe_of(format!("with {header} differing only in letter case"), set(flip_case(v)), Want::Reject)],
+        ProbeKind::NameCase => [header.to_ascii_lowercase(), header.to_ascii_uppercase(), mixed_case(header)]
+            .into_iter()
+            .map(|n| Probe {
+                exact: true,
+                ..probe_of(
+                    format!("with the header name written `{n}`"),
+                    vec![HeaderEdit::Remove(header.into()), HeaderEdit::Set(n, v.into())],
+                    Want::Accept,
+                )
+            })
+            .collect(),
+        ProbeKind::Duplicate => vec![probe_of(
+            format!("with {header} twice, the second naming something else"),
+            vec![HeaderEdit::Set(header.into(), v.into()), HeaderEdit::Add(header.into(), other.into())],
+            Want::Reject,
+        )],
+        ProbeKind::Whitespace => {
+            vec![probe_of(format!("with spaces around the {header} value (HTTP strips them)"), set(format!("  {v}  ")), Want::Accept)]
+        }
+        ProbeKind::Base64 => {
+            vec![probe_of(format!("with {header} in the base64 sentinel form"), set(format!("=?base64?{}?=", b64(v))), Want::Accept)]
+        }
+        ProbeKind::BadBase64 => vec![probe_of(
+            format!("with {header} holding malformed base64 inside the sentinel"),
+            set("=?base64?not*valid*base64?=".into()),
+            Want::Reject,
+        )],
+        ProbeKind::UpperSentinel => vec![probe_of(
+            format!("with {header} as =?BASE64?…?= (upper case: a literal, not the sentinel)"),
+            set(format!("=?BASE64?{}?=", b64(v))),
+            Want::Reject,
+        )],
+        ProbeKind::Null | ProbeKind::Absent | ProbeKind::Integer => vec![],
+    }
+}
+
+/// `MCP-Protocol-Version` and `Mcp-Method`, probed on a list the server
+/// offers (else server/discover).
+async fn probe_standard(cx: &Cx<'_>, header: Header, probe: ProbeKind) -> Outcome {
+    let mut out = Outcome::default();
+    let t = targets::standard_target(cx);
+    let (name, value, other) = if header == Header::Version {
+        ("MCP-Protocol-Version", wire::MODERN.to_string(), "2025-06-18".to_string())
+    } else {
+        let other = if t.method == "prompts/list" { "tools/list" } else { "prompts/list" };
+        ("Mcp-Method", t.method.clone(), other.to_string())
+    };
+    let mut probes = probes_for(name, &value, probe, &other);
+    if header == Header::Version && probe == ProbeKind::Duplicate {
+        for p in probes.iter_mut() {
+            p.want = Want::RejectVersion;
+        }
+    }
+    if header == Header::Version && probe == ProbeKind::Mismatch {
+        // A supported header over a body naming another version.
+        probes = vec![Probe {
+            body_version: Some("2025-06-18"),
+            ..probe_of(
+                "with MCP-Protocol-Version 2026-07-28 over a body whose _meta names 2025-06-18".into(),
+                vec![HeaderEdit::Set(name.into(), wire::MODERN.into())],
+                Want::Reject,
+            )
+        }];
+    }
+    run_probes(cx, &t, probes, &mut out).await;
+    out
+}
+
+/// The value of a header carrying `s`, as a conforming client encodes it.
+fn encoded(s: &str) -> String {
+    headerval::encode_str(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn cases() {
+        assert_eq!(flip_case("tools/list"), "TOOLS/LIST");
+        assert_eq!(mixed_case("Mcp-Method"), "mCp-mEtHoD");
+    }
+
+    #[test]
+    fn probe_kinds_are_checked_per_header() {
+        let ok = |h: &str, p: Option<&str>| {
+            let mut v = json!({"header": h});
+            if let Some(p) = p {
+                v["probe"] = json!(p);
+            }
+            serde_json::from_value::<HeaderProbe>(v).is_ok()
+        };
+        assert!(ok("version", Some("missing")));
+        assert!(!ok("version", Some("base64")));
+        assert!(ok("param", Some("integer")));
+        assert!(!ok("name", Some("integer")));
+        assert!(ok("origin", None));
+        assert!(!ok("origin", Some("missing")));
+        assert!(!ok("method", None));
+    }
+}

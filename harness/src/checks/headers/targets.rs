@@ -1,0 +1,317 @@
+//! What the header probes are sent on: a list request, a tools/call of a
+//! tool mcpcert may call, a prompts/get or resources/read of something the
+//! server lists; and the probes that need a target of their own kind
+//! (`Mcp-Name`, `Mcp-Param-*`, Origin, a notification).
+
+use super::super::calls::CallKind;
+use super::super::judge::admission;
+use super::super::judge::args::{remove_pointer, set_pointer, synth_valid};
+use super::super::walk::ListMethod;
+use super::{OTHER, Probe, ProbeKind, Want, encoded, flip_case, probe_of, probe_send, probes_for, run_probes};
+use crate::checks::{Cx, Outcome};
+use crate::record::Exchange;
+use crate::session::Msg;
+use crate::wire::{self, HeaderEdit, MetaMode, Revision, headerval};
+use serde_json::{Value, json};
+
+/// One request to probe: a method and params that, sent with correct
+/// headers, the server accepts (or, for `callable: false`, that must never
+/// reach a tool, so only rejection probes use it).
+#[derive(Debug, Clone)]
+pub(super) struct Target {
+    pub method: String,
+    pub params: Value,
+    /// What it is, for messages ("tools/call of weather").
+    pub what: String,
+    /// The tool's inputSchema (tools/call), for `Mcp-Param-*` headers.
+    pub schema: Option<Value>,
+    /// Safe to let through: a read-only or allowed tool, a prompt, a resource.
+    pub callable: bool,
+}
+
+/// The request the version and method probes use: a list the server
+/// offers, else server/discover.
+pub(super) fn standard_target(cx: &Cx<'_>) -> Target {
+    let method =
+        ["tools", "prompts", "resources"].iter().find(|c| cx.advertises(c)).map(|c| format!("{c}/list")).unwrap_or_else(|| match cx.rev {
+            Revision::Legacy => "ping".into(),
+            Revision::Modern => "server/discover".into(),
+        });
+    Target { what: method.clone(), method, params: json!({}), schema: None, callable: true }
+}
+
+/// Targets for `Mcp-Name`: one tools/call, prompts/get and resources/read
+/// each, where the server has something to name.
+async fn name_targets(cx: &Cx<'_>) -> Result<(Vec<Target>, Vec<String>), String> {
+    let mut targets = Vec::new();
+    let mut notes = Vec::new();
+    if cx.advertises("tools") {
+        match tool_target(cx, false).await? {
+            Some(t) => targets.push(t),
+            None => notes.push("tools/call: the server lists no tools".to_string()),
+        }
+    }
+    if cx.advertises("prompts") {
+        let w = cx.walk_main(ListMethod::Prompts).await.map_err(|e| e.to_string())?;
+        match w.items.iter().find_map(|p| p.get("name").and_then(|n| n.as_str()).map(|n| (n.to_string(), p))) {
+            Some((name, p)) => {
+                let mut args = serde_json::Map::new();
+                for a in p.get("arguments").and_then(|a| a.as_array()).into_iter().flatten() {
+                    if a.get("required") == Some(&Value::Bool(true)) {
+                        if let Some(n) = a.get("name").and_then(|n| n.as_str()) {
+                            args.insert(n.into(), json!("mcpcert"));
+                        }
+                    }
+                }
+                targets.push(Target {
+                    method: "prompts/get".into(),
+                    what: format!("prompts/get of {name}"),
+                    params: json!({"name": name, "arguments": args}),
+                    schema: None,
+                    callable: true,
+                });
+            }
+            None => notes.push("prompts/get: the server lists no prompts".into()),
+        }
+    }
+    if cx.advertises("resources") {
+        let w = cx.walk_main(ListMethod::Resources).await.map_err(|e| e.to_string())?;
+        match w.items.iter().find_map(|r| r.get("uri").and_then(|u| u.as_str())) {
+            Some(uri) => targets.push(Target {
+                method: "resources/read".into(),
+                what: format!("resources/read of {uri}"),
+                params: json!({"uri": uri}),
+                schema: None,
+                callable: true,
+            }),
+            None => notes.push("resources/read: the server lists no resources".into()),
+        }
+    }
+    Ok((targets, notes))
+}
+
+/// A tools/call target: a tool mcpcert may call, with arguments that
+/// worked; else (for rejection probes only) the first listed tool.
+/// `annotated`: only tools with well-placed `x-mcp-header` params.
+async fn tool_target(cx: &Cx<'_>, annotated: bool) -> Result<Option<Target>, String> {
+    let calls = cx.facts.tool_calls(cx).await?;
+    let w = cx.facts.tools_walk(cx).await?;
+    let schema_of = |name: &str| {
+        w.items.iter().find(|t| t.get("name").and_then(|n| n.as_str()) == Some(name)).and_then(|t| t.get("inputSchema")).cloned()
+    };
+    let has_params = |s: &Option<Value>| s.as_ref().is_some_and(|s| !admission::header_walk(s).headers.is_empty());
+    for r in calls.records.iter().filter(|r| r.kind == CallKind::Valid) {
+        if r.ex.result().is_none() {
+            continue;
+        }
+        let schema = schema_of(&r.tool);
+        if annotated && !has_params(&schema) {
+            continue;
+        }
+        let Some(args) =
+            r.ex.sent.as_ref().and_then(|s| serde_json::from_str::<Value>(s).ok()).and_then(|b| b.pointer("/params/arguments").cloned())
+        else {
+            continue;
+        };
+        return Ok(Some(Target {
+            method: "tools/call".into(),
+            what: format!("tools/call of {}", r.tool),
+            params: json!({"name": r.tool, "arguments": args}),
+            schema,
+            callable: true,
+        }));
+    }
+    // Nothing callable: rejection probes may still name any tool, as a
+    // conforming server refuses them before the tool runs.
+    for t in &w.items {
+        let Some(name) = t.get("name").and_then(|n| n.as_str()) else { continue };
+        let schema = t.get("inputSchema").cloned();
+        if annotated && !has_params(&schema) {
+            continue;
+        }
+        let args = schema.as_ref().and_then(synth_valid).unwrap_or(json!({}));
+        return Ok(Some(Target {
+            method: "tools/call".into(),
+            what: format!("tools/call of {name} (not callable: rejection probes only)"),
+            params: json!({"name": name, "arguments": args}),
+            schema,
+            callable: false,
+        }));
+    }
+    Ok(None)
+}
+
+pub(super) async fn probe_name(cx: &Cx<'_>, probe: ProbeKind) -> Outcome {
+    let mut out = Outcome::default();
+    let (targets, mut notes) = match name_targets(cx).await {
+        Ok(x) => x,
+        Err(e) => return Outcome::error(e),
+    };
+    let mut probed = 0;
+    for t in &targets {
+        let v = t.params.get("name").or(t.params.get("uri")).and_then(|v| v.as_str()).unwrap_or("").to_string();
+        let mut probes = probes_for("Mcp-Name", &encoded(&v), probe, OTHER);
+        if probe == ProbeKind::ValueCase && flip_case(&v) == v {
+            notes.push(format!("{}: the name has no letters to change", t.what));
+            continue;
+        }
+        if matches!(probe, ProbeKind::Base64 | ProbeKind::UpperSentinel) {
+            probes = probes_for("Mcp-Name", &v, probe, OTHER);
+        }
+        if !t.callable && probes.iter().all(|p| matches!(p.want, Want::Accept | Want::NotRequired)) {
+            notes.push(format!("{}: no tool may be called, and this probe must be served", t.what));
+            continue;
+        }
+        probed += 1;
+        run_probes(cx, t, probes, &mut out).await;
+        if out.is_error() {
+            break;
+        }
+    }
+    if !notes.is_empty() {
+        out.exchanges.push(Exchange::note("targets not probed", notes.join("\n")));
+    }
+    if probed == 0 && !out.is_error() {
+        out.set_na(format!(
+            "nothing to name: {}",
+            if notes.is_empty() { "the server offers no tools, prompts or resources".into() } else { notes.join("; ") }
+        ));
+    }
+    out
+}
+
+pub(super) async fn probe_param(cx: &Cx<'_>, probe: ProbeKind) -> Outcome {
+    let mut out = Outcome::default();
+    let t = match tool_target(cx, true).await {
+        Ok(Some(t)) => t,
+        Ok(None) => return Outcome::na("no tool mirrors a parameter into a header (x-mcp-header)"),
+        Err(e) => return Outcome::error(e),
+    };
+    let schema = t.schema.clone().unwrap_or(json!({}));
+    let params = admission::header_walk(&schema).headers;
+    let args = t.params.get("arguments").cloned().unwrap_or(json!({}));
+    // The parameter to probe: for `integer`, an integer one; otherwise
+    // the first one, given a value if the arguments lack it.
+    let pick = if probe == ProbeKind::Integer { params.iter().find(|h| h.ty == "integer") } else { params.first() };
+    let Some(h) = pick.cloned() else {
+        return Outcome::na(format!("{} has no integer parameter mirrored into a header", t.what));
+    };
+    let mut with_value = args.clone();
+    let value = match (probe, args.pointer(&h.pointer)) {
+        (ProbeKind::Integer, _) => json!(42),
+        (_, Some(v)) if !v.is_null() => v.clone(),
+        _ => match h.ty.as_str() {
+            "integer" => json!(7),
+            "boolean" => json!(true),
+            _ => json!("mcpcert"),
+        },
+    };
+    set_pointer(&mut with_value, &h.pointer, value.clone());
+    let header = format!("Mcp-Param-{}", h.value);
+    let text = match &value {
+        Value::String(s) => s.clone(),
+        Value::Bool(b) => headerval::encode_bool(*b).into(),
+        other => other.to_string(),
+    };
+    let other = match &value {
+        Value::String(_) => OTHER.to_string(),
+        Value::Bool(b) => headerval::encode_bool(!b).into(),
+        Value::Number(n) => (n.as_i64().unwrap_or(0) + 1).to_string(),
+        _ => OTHER.to_string(),
+    };
+    let mut probes = match probe {
+        ProbeKind::Null | ProbeKind::Absent => {
+            let mut a = with_value.clone();
+            let how = if probe == ProbeKind::Null {
+                set_pointer(&mut a, &h.pointer, Value::Null);
+                "null"
+            } else {
+                remove_pointer(&mut a, &h.pointer);
+                "left out"
+            };
+            vec![Probe {
+                args: Some(a),
+                ..probe_of(
+                    format!("with {} {how} and no {header} header", h.pointer),
+                    vec![HeaderEdit::Remove(header.clone())],
+                    Want::NotRequired,
+                )
+            }]
+        }
+        ProbeKind::Integer => vec![probe_of(
+            format!("with {} = 42 in the body and {header}: 42", h.pointer),
+            vec![HeaderEdit::Set(header.clone(), "42".into())],
+            Want::Accept,
+        )],
+        ProbeKind::Base64 | ProbeKind::UpperSentinel => probes_for(&header, &text, probe, &other),
+        p => probes_for(&header, &encoded(&text), p, &other),
+    };
+    if !t.callable && probes.iter().all(|p| matches!(p.want, Want::Accept | Want::NotRequired)) {
+        return Outcome::na(format!(
+            "the probe must be served, and no tool with an x-mcp-header parameter may be called ({}); allow one with [tools.NAME] call = true",
+            t.what
+        ));
+    }
+    // The probes carry the parameter's value; the baseline is the call as it was.
+    for p in probes.iter_mut() {
+        if p.args.is_none() {
+            p.args = Some(with_value.clone());
+        }
+    }
+    run_probes(cx, &t, probes, &mut out).await;
+    out
+}
+
+pub(super) async fn probe_origin(cx: &Cx<'_>) -> Outcome {
+    let mut out = Outcome::default();
+    let Some(allowed) = cx.policy.allowed_origin.clone() else {
+        return Outcome::na("the target config names no allowed Origin ([target] allowed_origin), so mcpcert cannot tell a foreign one");
+    };
+    let t = standard_target(cx);
+    let foreign = "http://mcpcert-foreign-origin.invalid";
+    for (origin, must_refuse) in [(allowed.as_str(), false), (foreign, true)] {
+        let edits = vec![HeaderEdit::Set("Origin".into(), origin.into())];
+        let ex = match probe_send(cx, &format!("{} with Origin: {origin}", t.what), &t, None, edits, false).await {
+            Ok(e) => e,
+            Err(e) => return Outcome::error(e.to_string()),
+        };
+        if let Some(e) = &ex.error {
+            out.set_error(format!("Origin {origin}: {e}"));
+        } else if must_refuse && ex.status != Some(403) {
+            out.fail(format!("a request with an Origin the server does not allow ({origin}) must get HTTP 403; got {}", ex.summary()));
+        } else if !must_refuse && ex.status == Some(403) {
+            out.set_error(format!("the server refused the Origin the config names as allowed ({origin}): check [target] allowed_origin"));
+        }
+        out.exchanges.push(ex);
+    }
+    out
+}
+
+pub(super) async fn probe_notification(cx: &Cx<'_>) -> Outcome {
+    let mut out = Outcome::default();
+    let body = wire::notification(
+        "notifications/cancelled",
+        wire::modern_params(Some(&json!({"requestId": "mcpcert-no-such-request"})), MetaMode::Full, wire::MODERN),
+    );
+    let ex = match cx.session.on_main(&Msg::new(cx.rev, "notification POST", &body).no_reply(), cx.case).await {
+        Ok(e) => e,
+        Err(e) => return Outcome::error(e.to_string()),
+    };
+    match ex.status {
+        _ if ex.error.is_some() => out.set_error(format!("notification POST: {}", ex.summary())),
+        Some(202) => {
+            if ex.body.as_deref().is_some_and(|b| !b.trim().is_empty()) || !ex.frames.is_empty() {
+                out.fail(format!("an accepted notification gets 202 with an empty body; the body was not empty ({})", ex.summary()));
+            }
+        }
+        Some(s) if (400..500).contains(&s) => {
+            out.exchanges.push(Exchange::note("note", format!("the server refused the notification with HTTP {s}, which the spec allows")));
+        }
+        _ => out.fail(format!(
+            "a notification POST must get 202 with an empty body (accepted) or an HTTP error status (refused); got {}",
+            ex.summary()
+        )),
+    }
+    out.exchanges.insert(0, ex);
+    out
+}

@@ -1,0 +1,244 @@
+//! Lifecycle checks that need more than one request: capabilities against
+//! handlers, a cold request, exit on stdin EOF, `initialize` sent to a
+//! 2026-07-28 server, and the end of a 2025-11-25 HTTP session.
+
+use super::{Check, Cx, Need, Outcome};
+use crate::session::Msg;
+use crate::transport::Transport;
+use crate::wire::{self, Revision};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::time::Duration;
+
+/// Advertised capability ⇔ its methods work; not advertised ⇒ -32601.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CapabilitiesMatchHandlers {}
+
+impl Check for CapabilitiesMatchHandlers {
+    const NAME: &'static str = "capabilities_match_handlers";
+    const ABOUT: &'static str = "each advertised capability's method works; each method of a capability not advertised answers -32601";
+
+    async fn run(&self, cx: &Cx<'_>) -> Outcome {
+        let mut out = Outcome::default();
+        let probes: [(&str, &str, Option<Value>); 4] = [
+            ("tools", "tools/list", None),
+            ("prompts", "prompts/list", None),
+            ("resources", "resources/list", None),
+            (
+                "completions",
+                "completion/complete",
+                Some(json!({"ref": {"type": "ref/prompt", "name": "mcpcert-no-such-prompt"}, "argument": {"name": "x", "value": ""}})),
+            ),
+        ];
+        for (cap, method, params) in probes {
+            let body = cx.request(method, params);
+            let ex = match cx.on_main(method, &body).await {
+                Ok(e) => e,
+                Err(e) => return out.with_error(e.to_string()),
+            };
+            if let Some(e) = &ex.error {
+                out.set_error(format!("{method}: {e}"));
+                out.exchanges.push(ex);
+                return out;
+            }
+            let advertised = cx.advertises(cap);
+            let not_found = ex.error_code() == Some(-32601);
+            if advertised && not_found {
+                out.fail(format!("capabilities.{cap} is advertised, but {method} answered -32601 (method not found): {}", ex.summary()));
+            } else if advertised && cap != "completions" && ex.result().is_none() {
+                out.fail(format!("capabilities.{cap} is advertised, but {method} gave no result: {}", ex.summary()));
+            } else if !advertised && !not_found {
+                out.fail(format!(
+                    "capabilities.{cap} is not advertised, so {method} must answer -32601 (method not found); got {}",
+                    ex.summary()
+                ));
+            }
+            out.exchanges.push(ex);
+        }
+        out
+    }
+}
+
+/// A request on a brand-new connection or process with no discover first.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ColdRequest {}
+
+impl Check for ColdRequest {
+    const NAME: &'static str = "cold_request";
+    const ABOUT: &'static str = "a list request sent first on a new connection or process (no server/discover before it) succeeds";
+
+    async fn run(&self, cx: &Cx<'_>) -> Outcome {
+        let mut out = Outcome::default();
+        let method = ["tools", "prompts", "resources"]
+            .into_iter()
+            .find(|c| cx.advertises(c))
+            .map(|c| format!("{c}/list"))
+            .unwrap_or_else(|| "server/discover".into());
+        let body = cx.request(&method, None);
+        let mut conn = match cx.session.open() {
+            Ok(c) => c,
+            Err(e) => return Outcome::error(format!("could not open a fresh connection: {e}")),
+        };
+        let noun = cx.transport().noun();
+        let mut ex = cx.exchange(&mut conn, &Msg::new(cx.rev, &format!("cold {method}"), &body)).await;
+        ex.fresh = true;
+        conn.shutdown().await;
+        if let Some(e) = &ex.error {
+            out.set_error(format!("cold {method} on a new {noun}: {e}"));
+        } else if ex.result().is_none() {
+            out.fail(format!("a {method} sent first on a new {noun} (no server/discover before it) must succeed; got {}", ex.summary()));
+        }
+        out.exchanges.push(ex);
+        out
+    }
+}
+
+/// A stdio server exits by itself once its stdin is closed.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExitOnStdinEof {}
+
+impl Check for ExitOnStdinEof {
+    const NAME: &'static str = "exit_on_stdin_eof";
+    const ABOUT: &'static str = "a fresh process answers one request, then exits within 5 s of its stdin being closed";
+
+    fn needs(&self) -> Vec<Need> {
+        vec![Need::Transport(Transport::Stdio)]
+    }
+
+    async fn run(&self, cx: &Cx<'_>) -> Outcome {
+        let mut out = Outcome::default();
+        let mut conn = match cx.session.open() {
+            Ok(c) => c,
+            Err(e) => return Outcome::error(format!("could not start a fresh process: {e}")),
+        };
+        let body = match cx.rev {
+            Revision::Modern => cx.request("server/discover", None),
+            Revision::Legacy => cx.request("initialize", Some(wire::initialize_params(wire::LEGACY))),
+        };
+        let mut ex = cx.exchange(&mut conn, &Msg::new(cx.rev, "answer one request, then stdin EOF", &body)).await;
+        ex.fresh = true;
+        if let Some(e) = &ex.error {
+            out.set_error(format!("the fresh process did not answer: {e}"));
+            out.exchanges.push(ex);
+            return out;
+        }
+        match conn.close_stdin_and_wait(Duration::from_secs(5)).await {
+            Ok(Some(status)) => ex.note = Some(format!("after stdin closed the process exited: {status}")),
+            Ok(None) => {
+                ex.note = Some("still running 5 s after stdin closed; killed".into());
+                out.fail("the server was still running 5 s after its stdin was closed (expected it to exit)");
+            }
+            Err(t) => return Outcome::na(format!("applies to stdio targets only; this target is {t}")),
+        }
+        conn.kill();
+        out.exchanges.push(ex);
+        out
+    }
+}
+
+/// `initialize` sent to a 2026-07-28 server: a modern-only server refuses
+/// it and names its versions; a dual-era server answers it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InitializeOnModern {}
+
+impl Check for InitializeOnModern {
+    const NAME: &'static str = "initialize_on_modern";
+    const ABOUT: &'static str =
+        "initialize, sent as a 2025-11-25 client would, is refused with an error naming the supported versions (modern-only servers)";
+    const REVISIONS: &'static [Revision] = &[Revision::Modern];
+
+    async fn run(&self, cx: &Cx<'_>) -> Outcome {
+        let mut out = Outcome::default();
+        let mut conn = match cx.session.open() {
+            Ok(c) => c,
+            Err(e) => return Outcome::error(format!("could not open a fresh connection: {e}")),
+        };
+        let body = wire::request(&cx.session.next_id(), "initialize", Some(wire::initialize_params(wire::LEGACY)));
+        // Sent the way a 2025-11-25 client would (no 2026 headers), and not
+        // this revision's traffic, so kept out of its frame log.
+        let msg = Msg::new(Revision::Legacy, "initialize (as a 2025-11-25 client)", &body);
+        let mut ex = cx.session.exchange(&mut conn, &msg, None).await;
+        ex.fresh = true;
+        conn.shutdown().await;
+        if let Some(e) = &ex.error {
+            out.set_error(format!("initialize: {e}"));
+        } else if let Some(result) = ex.result() {
+            let v = result.get("protocolVersion").map(wire::brief).unwrap_or_else(|| "no protocolVersion".into());
+            out.set_na(format!(
+                "the server answered initialize with a result ({v}): it also serves an initialize-era revision (dual-era, allowed by versioning.mdx), so the rule for modern-only servers does not apply"
+            ));
+        } else if let Some(err) = ex.response.as_ref().and_then(|r| r.get("error")) {
+            if !err.to_string().contains(wire::MODERN) {
+                out.fail(format!(
+                    "the error for initialize should name the versions the server supports (e.g. {}); got {}",
+                    wire::MODERN,
+                    wire::brief(err)
+                ));
+            }
+        } else {
+            out.fail(format!(
+                "initialize got no JSON-RPC answer; a modern-only server should reply with an error naming its versions; got {}",
+                ex.summary()
+            ));
+        }
+        out.exchanges.push(ex);
+        out
+    }
+}
+
+/// 2025-11-25 HTTP: after DELETE ends a session, that id gets 404.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionTerminateThen404 {}
+
+impl Check for SessionTerminateThen404 {
+    const NAME: &'static str = "session_terminate_then_404";
+    const ABOUT: &'static str = "DELETE with the session id ends the session (or is refused with 405); the ended id then gets HTTP 404";
+    const REVISIONS: &'static [Revision] = &[Revision::Legacy];
+
+    fn needs(&self) -> Vec<Need> {
+        vec![Need::Transport(Transport::Http)]
+    }
+
+    async fn run(&self, cx: &Cx<'_>) -> Outcome {
+        let mut out = Outcome::default();
+        let fresh = match cx.session.fresh(cx.rev, true, cx.case).await {
+            Ok(f) => f,
+            Err(e) => return Outcome::error(format!("could not open a fresh session: {e}")),
+        };
+        let mut conn = fresh.conn;
+        out.exchanges.extend(fresh.exchanges);
+        if conn.session_id().is_none() {
+            out.set_na("the server issued no Mcp-Session-Id");
+            return out;
+        }
+        let del = cx.exchange(&mut conn, &Msg::raw(cx.rev, "DELETE the session", "DELETE")).await;
+        let status = del.status;
+        out.exchanges.push(del);
+        match status {
+            Some(405) => {
+                out.set_na("the server does not let clients end sessions (DELETE answered 405, which the spec allows)");
+                return out;
+            }
+            Some(s) if (200..300).contains(&s) => {}
+            other => {
+                out.fail(format!(
+                    "DELETE with the session id should end the session (2xx) or be refused with 405; got {}",
+                    other.map(|s| s.to_string()).unwrap_or_else(|| "no status".into())
+                ));
+                return out;
+            }
+        }
+        let body = cx.request("ping", None);
+        let ex = cx.exchange(&mut conn, &Msg::new(cx.rev, "request with the ended session id", &body)).await;
+        if ex.status != Some(404) {
+            out.fail(format!("a request carrying a session id the server has ended must get HTTP 404; got {}", ex.summary()));
+        }
+        out.exchanges.push(ex);
+        out
+    }
+}

@@ -1,0 +1,260 @@
+//! Listing: the shared `tools/list` walk and what it shows (pagination,
+//! cache hints, unique names, a stable order, the same set on a fresh
+//! connection), an unknown cursor, and walks of the other three lists.
+
+use super::judge::hints::cache_hint_problems;
+use super::walk::{ListMethod, walk_on};
+use super::{Check, Cx, Outcome};
+use crate::record::clip;
+use crate::wire::Revision;
+use serde::Deserialize;
+use serde_json::json;
+use std::collections::{BTreeSet, HashMap};
+
+/// A cursor no server issues (never the empty string, which one may).
+const BOGUS_CURSOR: &str = "mcpcert-cursor-never-issued-5f1c";
+
+/// The shared `tools/list` walk reaches its end.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolsWalk {}
+
+impl Check for ToolsWalk {
+    const NAME: &'static str = "tools_walk";
+    const ABOUT: &'static str = "tools/list is walked to its end, each nextCursor sent back exactly";
+
+    async fn run(&self, cx: &Cx<'_>) -> Outcome {
+        let w = match cx.facts.tools_walk(cx).await {
+            Ok(w) => w,
+            Err(e) => return Outcome::error(e),
+        };
+        let mut out = Outcome { exchanges: w.transcript(&[]), ..Default::default() };
+        if let Some(e) = w.failed() {
+            out.set_error(e);
+        } else if let Some(b) = w.broken() {
+            out.fail(b);
+        }
+        out
+    }
+}
+
+/// Another list walked to its end (with cache hints on 2026-07-28).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListWalk {
+    method: ListMethod,
+}
+
+impl Check for ListWalk {
+    const NAME: &'static str = "list_walk";
+    const ABOUT: &'static str =
+        "a list (`method`: prompts/list, resources/list, resources/templates/list) is walked to its end; 2026-07-28: with cache hints";
+
+    async fn run(&self, cx: &Cx<'_>) -> Outcome {
+        let w = match cx.walk_main(self.method).await {
+            Ok(w) => w,
+            Err(e) => return Outcome::error(e.to_string()),
+        };
+        let mut out = Outcome { exchanges: w.transcript(&[]), ..Default::default() };
+        if let Some(e) = w.failed() {
+            out.set_error(e);
+            return out;
+        }
+        if let Some(b) = w.broken() {
+            out.fail(b);
+        }
+        if cx.rev == Revision::Modern {
+            out.failures.extend(cache_hint_problems(w.method(), &w.page_results()));
+        }
+        out
+    }
+}
+
+/// Cache hints on every page of the shared walk.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolsCacheHints {}
+
+impl Check for ToolsCacheHints {
+    const NAME: &'static str = "tools_cache_hints";
+    const ABOUT: &'static str = "every tools/list page carries ttlMs and cacheScope, one scope per walk";
+    const REVISIONS: &'static [Revision] = &[Revision::Modern];
+
+    async fn run(&self, cx: &Cx<'_>) -> Outcome {
+        let w = match cx.facts.tools_walk(cx).await {
+            Ok(w) => w,
+            Err(e) => return Outcome::error(e),
+        };
+        let mut out = Outcome { exchanges: w.transcript(&(0..w.pages.len()).collect::<Vec<_>>()), ..Default::default() };
+        if w.pages.is_empty() {
+            out.set_error(format!("no tools/list page came back: {}", w.failed().or(w.broken()).unwrap_or_default()));
+            return out;
+        }
+        out.failures.extend(cache_hint_problems(w.method(), &w.page_results()));
+        out
+    }
+}
+
+/// No tool name is listed twice.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolsUniqueNames {}
+
+impl Check for ToolsUniqueNames {
+    const NAME: &'static str = "tools_unique_names";
+    const ABOUT: &'static str = "tool names are unique across all pages of the shared walk";
+
+    async fn run(&self, cx: &Cx<'_>) -> Outcome {
+        let w = match cx.facts.listed_tools(cx).await {
+            Ok(w) => w,
+            Err(stop) => return stop,
+        };
+        let mut first: HashMap<String, usize> = HashMap::new();
+        let mut dups = Vec::new();
+        let mut pages = Vec::new();
+        for (i, n) in w.names().into_iter().enumerate() {
+            match first.get(&n) {
+                Some(j) => {
+                    dups.push(format!("`{n}` (page {} and page {})", w.item_page[*j] + 1, w.item_page[i] + 1));
+                    pages.push(w.item_page[i]);
+                }
+                None => {
+                    first.insert(n, i);
+                }
+            }
+        }
+        let mut out = Outcome { exchanges: w.transcript(&pages), ..Default::default() };
+        if !dups.is_empty() {
+            out.fail(format!("tool names should be unique within a server; listed more than once: {}", dups.join(", ")));
+        }
+        out
+    }
+}
+
+/// A cursor the server never issued gets -32602.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolsInvalidCursor {}
+
+impl Check for ToolsInvalidCursor {
+    const NAME: &'static str = "tools_invalid_cursor";
+    const ABOUT: &'static str = "tools/list with a cursor the server never issued gets JSON-RPC error -32602";
+
+    async fn run(&self, cx: &Cx<'_>) -> Outcome {
+        let mut out = Outcome::default();
+        let body = cx.request("tools/list", Some(json!({"cursor": BOGUS_CURSOR})));
+        let ex = match cx.on_main("tools/list with a cursor the server never issued", &body).await {
+            Ok(e) => e,
+            Err(e) => return Outcome::error(e.to_string()),
+        };
+        if let Some(e) = &ex.error {
+            out.set_error(format!("tools/list with an unknown cursor: {e}"));
+        } else if ex.error_code() != Some(-32602) {
+            out.fail(format!(
+                "a cursor the server never issued ({BOGUS_CURSOR:?}) should get JSON-RPC error -32602 (invalid params); got {}",
+                ex.summary()
+            ));
+        }
+        out.exchanges.push(ex);
+        out
+    }
+}
+
+/// Two walks in a row list the tools in the same order.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolsOrderStable {}
+
+impl Check for ToolsOrderStable {
+    const NAME: &'static str = "tools_order_stable";
+    const ABOUT: &'static str = "a second tools/list walk lists the tools in the same order as the shared one";
+    const REVISIONS: &'static [Revision] = &[Revision::Modern];
+
+    async fn run(&self, cx: &Cx<'_>) -> Outcome {
+        let first = match cx.facts.listed_tools(cx).await {
+            Ok(w) => w,
+            Err(stop) => return stop,
+        };
+        let second = match cx.walk_main(ListMethod::Tools).await {
+            Ok(w) => w,
+            Err(e) => return Outcome::error(e.to_string()),
+        };
+        let mut out = Outcome { exchanges: second.transcript(&[]), ..Default::default() };
+        if let Some(e) = second.failed() {
+            out.set_error(format!("second walk: {e}"));
+            return out;
+        }
+        let (a, b) = (first.names(), second.names());
+        if a != b {
+            let at = a.iter().zip(b.iter()).position(|(x, y)| x != y).unwrap_or(a.len().min(b.len()));
+            out.fail(format!(
+                "two tools/list walks in a row, with nothing changed, should list tools in the same order; they first differ at position {at}: {:?} vs {:?}\n  first:  {}\n  second: {}",
+                a.get(at).map(String::as_str).unwrap_or("(end)"),
+                b.get(at).map(String::as_str).unwrap_or("(end)"),
+                clip(&a.join(", "), 300),
+                clip(&b.join(", "), 300)
+            ));
+        }
+        out
+    }
+}
+
+/// A walk on a fresh connection or process lists the same tools.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolsSameOnFresh {}
+
+impl Check for ToolsSameOnFresh {
+    const NAME: &'static str = "tools_same_on_fresh";
+    const ABOUT: &'static str = "a tools/list walk on a fresh connection or process lists the same set as the shared walk";
+    const REVISIONS: &'static [Revision] = &[Revision::Modern];
+
+    async fn run(&self, cx: &Cx<'_>) -> Outcome {
+        let first = match cx.facts.listed_tools(cx).await {
+            Ok(w) => w,
+            Err(stop) => return stop,
+        };
+        let noun = cx.transport().noun();
+        let fresh = match cx.session.fresh(cx.rev, true, cx.case).await {
+            Ok(f) => f,
+            Err(e) => return Outcome::error(format!("could not open a fresh {noun}: {e}")),
+        };
+        let mut conn = fresh.conn;
+        let mut w = walk_on(cx, &mut conn, ListMethod::Tools).await;
+        conn.shutdown().await;
+        for ex in w.exchanges.iter_mut() {
+            ex.fresh = true;
+        }
+        if let Some(first_ex) = w.exchanges.first_mut() {
+            first_ex.preamble = fresh.exchanges.iter().filter_map(|e| e.sent.clone()).collect();
+        }
+        let mut out = Outcome { exchanges: fresh.exchanges, ..Default::default() };
+        out.exchanges.extend(w.transcript(&[]));
+        if let Some(e) = w.failed() {
+            out.set_error(format!("walk on a fresh {noun}: {e}"));
+            return out;
+        }
+        let a: BTreeSet<String> = first.names().into_iter().collect();
+        let b: BTreeSet<String> = w.names().into_iter().collect();
+        if a != b {
+            let only_a: Vec<&String> = a.difference(&b).take(10).collect();
+            let only_b: Vec<&String> = b.difference(&a).take(10).collect();
+            let mut msg = format!(
+                "the tool set must not depend on the {noun}: a walk on a fresh {noun} listed {} tools, the walk on the main {noun} {}",
+                b.len(),
+                a.len()
+            );
+            if !only_a.is_empty() {
+                msg.push_str(&format!("; only on the main one: {only_a:?}"));
+            }
+            if !only_b.is_empty() {
+                msg.push_str(&format!("; only on the fresh one: {only_b:?}"));
+            }
+            if let Some(bk) = w.broken() {
+                msg.push_str(&format!("; the fresh walk did not finish: {bk}"));
+            }
+            out.fail(msg);
+        }
+        out
+    }
+}

@@ -1,0 +1,207 @@
+//! Authorization boundaries (2026-07-28): the server seen through one
+//! configured identity at a time. Each role lists tools, prompts, resources
+//! and templates, completes every argument it can, and calls the tools the
+//! call policy allows; nothing the role must never see may show up.
+
+use super::judge::args::{param_headers, synth_valid};
+use super::judge::completion::targets_from;
+use super::judge::leaks::forbidden_in;
+use super::walk::{ListMethod, Walk, walk_on};
+use super::{Check, Cx, Need, Outcome};
+use crate::config::{Matcher, Role};
+use crate::record::Exchange;
+use crate::session::Msg;
+use crate::transport::Connection;
+use crate::wire::{HeaderEdit, Revision};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+/// Which rule a `roles_probe` case judges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RolesCheck {
+    /// Nothing a role must never see shows up in what it sees.
+    Forbidden,
+    /// Lists that differ between roles are not marked cacheScope public.
+    PublicScope,
+}
+
+/// One authorization rule, over every configured role.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RolesProbe {
+    check: RolesCheck,
+}
+
+/// What one role saw.
+struct Seen {
+    lists: BTreeMap<&'static str, Walk>,
+    /// (where, value) of completion results and tool results.
+    results: Vec<(String, Value)>,
+    exchanges: Vec<Exchange>,
+}
+
+/// One request as `role`; tools/call carries its Mcp-Param-* headers like
+/// any other call (from the schemas of the default identity's walk).
+async fn role_request(cx: &Cx<'_>, conn: &mut Connection, schemas: &[Value], label: &str, method: &str, p: Value) -> Exchange {
+    let body = cx.request(method, Some(p.clone()));
+    let mut edits = Vec::new();
+    if method == "tools/call" {
+        let schema = schemas.iter().find(|t| t.get("name") == p.get("name")).and_then(|t| t.get("inputSchema"));
+        if let (Some(s), Some(a)) = (schema, p.get("arguments")) {
+            edits = param_headers(s, a).into_iter().map(|(k, v)| HeaderEdit::Set(k, v)).collect();
+        }
+    }
+    let mut ex = cx.exchange(conn, &Msg::new(cx.rev, label, &body).edits(&edits)).await;
+    ex.fresh = true;
+    ex
+}
+
+async fn see_as(cx: &Cx<'_>, role: &Role, schemas: &[Value]) -> Result<Seen, String> {
+    let mut conn = cx.session.open_as(&role.headers, &role.env).map_err(|e| e.to_string())?;
+    let mut seen = Seen { lists: BTreeMap::new(), results: Vec::new(), exchanges: Vec::new() };
+    for list in [ListMethod::Tools, ListMethod::Prompts, ListMethod::Resources, ListMethod::Templates] {
+        if !cx.advertises(list.capability()) {
+            continue;
+        }
+        let mut w = walk_on(cx, &mut conn, list).await;
+        for ex in w.exchanges.iter_mut() {
+            ex.label = format!("as {}: {}", role.name, ex.label);
+            ex.fresh = true;
+        }
+        if let Some(e) = w.failed() {
+            return Err(format!("as {}: {e}", role.name));
+        }
+        seen.exchanges.extend(w.exchanges.iter().take(2).cloned());
+        seen.lists.insert(list.method(), w);
+    }
+    // Completion of every prompt argument and template variable the role sees.
+    if cx.advertises("completions") {
+        let items = |m: &str| seen.lists.get(m).map(|w| w.items.clone()).unwrap_or_default();
+        let targets = targets_from(&items("prompts/list"), &items("resources/templates/list"));
+        for t in targets.into_iter().take(50) {
+            let p = json!({"ref": t.reference, "argument": {"name": t.argument, "value": ""}});
+            let label = format!("as {}: complete {}", role.name, t.what);
+            let ex = role_request(cx, &mut conn, schemas, &label, "completion/complete", p).await;
+            if let Some(res) = ex.result() {
+                seen.results.push((format!("completion/complete of {}", t.what), res.clone()));
+            }
+            seen.exchanges.push(ex);
+        }
+    }
+    // Calls of the tools the role sees and the call policy allows.
+    let tools = seen.lists.get("tools/list").map(|w| w.items.clone()).unwrap_or_default();
+    let mut called = 0;
+    for t in &tools {
+        let Some(name) = t.get("name").and_then(|n| n.as_str()) else { continue };
+        if cx.policy.call_allowed(t, name).is_err() || called >= cx.policy.max_tools_called {
+            continue;
+        }
+        let Some(args) = cx.policy.tool(name).arguments.or_else(|| t.get("inputSchema").and_then(synth_valid)) else { continue };
+        called += 1;
+        let label = format!("as {}: tools/call {name}", role.name);
+        let ex = role_request(cx, &mut conn, schemas, &label, "tools/call", json!({"name": name, "arguments": args})).await;
+        if let Some(res) = ex.result() {
+            seen.results.push((format!("tools/call {name} result"), res.clone()));
+        }
+        seen.exchanges.push(ex);
+    }
+    conn.shutdown().await;
+    Ok(seen)
+}
+
+impl Check for RolesProbe {
+    const NAME: &'static str = "roles_probe";
+    const ABOUT: &'static str = "one authorization rule (`check`) over what each configured role ([roles.NAME]) lists, completes and calls";
+    const REVISIONS: &'static [Revision] = &[Revision::Modern];
+
+    fn needs(&self) -> Vec<Need> {
+        vec![Need::Roles(if self.check == RolesCheck::PublicScope { 2 } else { 1 })]
+    }
+
+    async fn run(&self, cx: &Cx<'_>) -> Outcome {
+        let roles = &cx.policy.roles;
+        let need = if self.check == RolesCheck::PublicScope { 2 } else { 1 };
+        if roles.len() < need {
+            return Outcome::na(if need == 1 {
+                "no roles are configured ([roles.NAME] with the role's credentials and what it must never see)"
+            } else {
+                "comparing lists across identities needs at least two configured roles"
+            });
+        }
+        // The tools walk of the default identity gives the schemas for Mcp-Param headers.
+        let schemas: Vec<Value> = cx.facts.tools_walk(cx).await.map(|w| w.items.clone()).unwrap_or_default();
+        let mut views: Vec<(&Role, Seen)> = Vec::new();
+        for r in roles {
+            match see_as(cx, r, &schemas).await {
+                Ok(s) => views.push((r, s)),
+                Err(e) => return Outcome::error(e),
+            }
+        }
+        let mut out = Outcome::default();
+        match self.check {
+            RolesCheck::Forbidden => forbidden(&views, &mut out),
+            RolesCheck::PublicScope => public_scope(&views, &mut out),
+        }
+        out
+    }
+}
+
+fn forbidden(views: &[(&Role, Seen)], out: &mut Outcome) {
+    let mut judged = 0;
+    for (role, seen) in views {
+        let matchers: Vec<Matcher> = match role.never_see.iter().map(|e| Matcher::new(e)).collect() {
+            Ok(m) => m,
+            Err(e) => return out.set_error(e),
+        };
+        if matchers.is_empty() {
+            continue;
+        }
+        judged += 1;
+        let mut hits = Vec::new();
+        for (method, w) in &seen.lists {
+            for (i, item) in w.items.iter().enumerate() {
+                forbidden_in(item, &format!("{method} {} #{i}", w.list.key()), &matchers, &mut hits);
+            }
+        }
+        for (place, v) in &seen.results {
+            forbidden_in(v, place, &matchers, &mut hits);
+        }
+        for h in hits.iter().take(15) {
+            out.fail(format!("role {}: {h}", role.name));
+        }
+        out.exchanges.extend(seen.exchanges.iter().take(12).cloned());
+    }
+    if judged == 0 {
+        out.set_na("no configured role lists anything it must never see (never_see)");
+    }
+}
+
+fn public_scope(views: &[(&Role, Seen)], out: &mut Outcome) {
+    for method in ["tools/list", "prompts/list", "resources/list", "resources/templates/list"] {
+        let per_role: Vec<(&str, Option<&Walk>)> = views.iter().map(|(r, s)| (r.name.as_str(), s.lists.get(method))).collect();
+        let sets: Vec<Vec<String>> = per_role
+            .iter()
+            .map(|(_, w)| {
+                let mut v: Vec<String> = w.map(|w| w.items.iter().map(|i| i.to_string()).collect()).unwrap_or_default();
+                v.sort();
+                v
+            })
+            .collect();
+        if sets.windows(2).all(|p| p[0] == p[1]) {
+            continue;
+        }
+        for (name, w) in &per_role {
+            let public = w.is_some_and(|w| w.pages.iter().any(|p| p.result.get("cacheScope").and_then(|c| c.as_str()) == Some("public")));
+            if public {
+                out.fail(format!(
+                    "{method} differs between roles, yet role {name} got it with cacheScope \"public\": a shared cache may serve one identity's list to another (use \"private\")"
+                ));
+            }
+        }
+    }
+    for (_, seen) in views {
+        out.exchanges.extend(seen.exchanges.iter().take(4).cloned());
+    }
+}

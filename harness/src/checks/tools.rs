@@ -1,0 +1,389 @@
+//! The tool contract over the shared facts: each listed descriptor judged
+//! on its own (admission), and what the tool calls returned.
+
+use super::calls::{CallKind, CallRecord};
+use super::judge::admission::{self, Rule};
+use super::judge::content::{self, Structured};
+use super::{Check, Cx, Need, Outcome, Weight};
+use crate::record::{Exchange, clip};
+use crate::transport::TransportError;
+use crate::wire::brief;
+use serde::Deserialize;
+use serde_json::Value;
+
+/// Which admission rule a `tools_admission` case judges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AdmissionRule {
+    Name,
+    InputSchema,
+    OutputSchema,
+    XMcpHeader,
+    XMcpHeaderSecret,
+    Annotations,
+}
+
+impl AdmissionRule {
+    fn as_str(self) -> &'static str {
+        match self {
+            AdmissionRule::Name => "name",
+            AdmissionRule::InputSchema => "input-schema",
+            AdmissionRule::OutputSchema => "output-schema",
+            AdmissionRule::XMcpHeader => "x-mcp-header",
+            AdmissionRule::XMcpHeaderSecret => "x-mcp-header-secret",
+            AdmissionRule::Annotations => "annotations",
+        }
+    }
+    /// The admission findings it covers.
+    fn rules(self) -> &'static [Rule] {
+        match self {
+            AdmissionRule::Name => &[Rule::Name],
+            AdmissionRule::InputSchema => &[Rule::InputSchema],
+            AdmissionRule::OutputSchema => &[Rule::OutputSchema],
+            AdmissionRule::XMcpHeader => &[Rule::XMcpHeader],
+            AdmissionRule::XMcpHeaderSecret => &[Rule::XMcpHeaderSecret],
+            AdmissionRule::Annotations => &[Rule::Shape, Rule::Annotations],
+        }
+    }
+}
+
+/// Each listed tool is judged on its own against one admission rule.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolsAdmission {
+    rule: AdmissionRule,
+}
+
+impl Check for ToolsAdmission {
+    const NAME: &'static str = "tools_admission";
+    const ABOUT: &'static str =
+        "every listed tool descriptor keeps one admission rule (`rule`), each tool judged on its own; the same code as `mcpcert lint`";
+
+    async fn run(&self, cx: &Cx<'_>) -> Outcome {
+        let w = match cx.facts.listed_tools(cx).await {
+            Ok(w) => w,
+            Err(stop) => return stop,
+        };
+        let rule = self.rule.as_str();
+        // Rules about optional features do not apply when no tool uses them.
+        let uses = |pred: &dyn Fn(&Value) -> bool| w.items.iter().any(pred);
+        let na = match self.rule {
+            AdmissionRule::OutputSchema if !uses(&|t| t.get("outputSchema").is_some()) => Some("no tool declares an outputSchema"),
+            AdmissionRule::XMcpHeader if !uses(&|t| t.to_string().contains("\"x-mcp-header\"")) => Some("no tool uses x-mcp-header"),
+            AdmissionRule::XMcpHeaderSecret
+                if !uses(&|t| t.get("inputSchema").is_some_and(|s| !admission::header_walk(s).headers.is_empty())) =>
+            {
+                Some("no tool mirrors a parameter into a header (x-mcp-header)")
+            }
+            _ => None,
+        };
+        if let Some(why) = na {
+            return Outcome::na(format!("{why} ({} tools listed)", w.items.len()));
+        }
+        let verdicts = cx.facts.tool_verdicts(cx, &w);
+        let rules = self.rule.rules();
+        let mut lines = Vec::new();
+        let mut notes = Vec::new();
+        let mut pages = Vec::new();
+        let mut bad_tools = 0;
+        for v in verdicts.iter() {
+            let mut counted = false;
+            for f in v.findings.iter().filter(|f| rules.contains(&f.rule)) {
+                if f.weight == Weight::Note {
+                    notes.push(format!("  - {}: {}", v.name, f.message));
+                    continue;
+                }
+                if !counted {
+                    bad_tools += 1;
+                    counted = true;
+                    pages.push(w.item_page[v.index]);
+                }
+                if lines.len() < 30 {
+                    lines.push(format!("  - {}: {}", v.name, f.message));
+                }
+            }
+        }
+        let mut out = Outcome { exchanges: w.transcript(&pages), ..Default::default() };
+        let mut note = format!("{} tools judged", w.items.len());
+        if let Some(b) = w.broken() {
+            note.push_str(&format!(" (the walk stopped early: {b})"));
+        }
+        if !notes.is_empty() {
+            note.push_str(&format!("; not judged:\n{}", notes.join("\n")));
+        }
+        out.exchanges.push(Exchange::note(format!("admission: {rule}"), note));
+        if bad_tools > 0 {
+            out.fail(format!(
+                "{bad_tools} of {} tools break this rule (each tool is judged on its own):\n{}",
+                w.items.len(),
+                lines.join("\n")
+            ));
+        }
+        out
+    }
+}
+
+/// Which rule over the call results a `tool_results` case judges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ResultCheck {
+    /// Content blocks are well-formed.
+    Content,
+    /// A successful result of a tool with an outputSchema has conforming structuredContent.
+    Structured,
+    /// structuredContent is mirrored as JSON text (SHOULD).
+    TextMirror,
+    /// An isError result's structuredContent conforms too.
+    ErrorConforms,
+    /// An isError result of a tool with an outputSchema carries structuredContent (POLICY).
+    ErrorStructured,
+    /// Arguments that break the inputSchema are refused.
+    InvalidArguments,
+}
+
+impl ResultCheck {
+    /// Whether a call is one this check judges (shown when all is well).
+    fn relevant(self, r: &CallRecord) -> bool {
+        match self {
+            ResultCheck::InvalidArguments => r.kind == CallKind::Invalid,
+            ResultCheck::Structured | ResultCheck::TextMirror => r.kind == CallKind::Valid && r.output_schema.is_some(),
+            ResultCheck::ErrorConforms | ResultCheck::ErrorStructured => r.output_schema.is_some() && r.kind != CallKind::Valid,
+            ResultCheck::Content => true,
+        }
+    }
+
+    /// Why nothing could be judged.
+    fn nothing_judged(self, calls: &super::calls::Calls) -> String {
+        match self {
+            ResultCheck::Structured => {
+                if calls.records.iter().any(|r| r.output_schema.is_some() && r.kind == CallKind::Valid) {
+                    "every call of a tool with an outputSchema returned isError: true, so no successful result could be judged (mcpcert made up the arguments; give real ones with [tools.NAME] arguments)".into()
+                } else {
+                    "no called tool declares an outputSchema".into()
+                }
+            }
+            ResultCheck::TextMirror => "no successful call returned structuredContent".into(),
+            ResultCheck::ErrorConforms | ResultCheck::ErrorStructured => {
+                "no call of a tool with an outputSchema returned an isError result (configure [tools.NAME] error_arguments to drive one)".into()
+            }
+            ResultCheck::InvalidArguments => "no callable tool has an inputSchema that mcpcert can break safely (a required property or a typed one); configure [tools.NAME] invalid_arguments".into(),
+            ResultCheck::Content => "no tool call returned a result".into(),
+        }
+    }
+}
+
+/// Judge what the shared tool calls returned.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolResults {
+    check: ResultCheck,
+}
+
+fn is_error_result(res: &Value) -> bool {
+    res.get("isError") == Some(&Value::Bool(true))
+}
+
+impl Check for ToolResults {
+    const NAME: &'static str = "tool_results";
+    const ABOUT: &'static str = "one rule (`check`) over the results of the tool calls the call policy allows";
+
+    fn needs(&self) -> Vec<Need> {
+        vec![Need::CallableTool]
+    }
+
+    async fn run(&self, cx: &Cx<'_>) -> Outcome {
+        let calls = match cx.facts.tool_calls(cx).await {
+            Ok(c) => c,
+            Err(e) => return Outcome::error(e),
+        };
+        if calls.records.is_empty() {
+            let mut why = "no tool may be called: mcpcert calls only tools marked readOnlyHint: true or allowed in the target config ([tools.NAME] call = true)".to_string();
+            if let Some(p) = &calls.walk_problem {
+                why.push_str(&format!("; the tools/list walk also had a problem: {p}"));
+            }
+            if !calls.skipped.is_empty() {
+                why.push_str(&format!("; {} tool(s) listed, none callable", calls.skipped.len()));
+            }
+            return Outcome::na(why);
+        }
+        let check = self.check;
+        let mut out = Outcome::default();
+        let mut shown: Vec<usize> = Vec::new();
+        let mut failed: Vec<usize> = Vec::new();
+        let mut fail = |out: &mut Outcome, i: usize, msg: String| {
+            if !failed.contains(&i) {
+                failed.push(i);
+            }
+            if out.failures.len() < 20 {
+                out.fail(msg);
+            }
+        };
+        let mut judged = 0usize;
+        for (i, r) in calls.records.iter().enumerate() {
+            if let Some(e) = &r.ex.error {
+                if check == ResultCheck::InvalidArguments && r.kind == CallKind::Invalid || check == ResultCheck::Content {
+                    let hint = if matches!(e, TransportError::Timeout(_)) {
+                        format!(" (a slow tool? raise --request-timeout-ms, or leave it out with [tools.{}] call = false)", r.tool)
+                    } else {
+                        String::new()
+                    };
+                    out.set_error(format!("{}: {e}{hint}", r.ex.label));
+                    shown.push(i);
+                }
+                continue;
+            }
+            let res = r.ex.result().cloned();
+            match check {
+                ResultCheck::Content => {
+                    let Some(res) = res else { continue };
+                    if res.get("resultType").and_then(|t| t.as_str()) == Some("input_required") {
+                        continue;
+                    }
+                    judged += 1;
+                    for p in content::content_problems(&res) {
+                        fail(&mut out, i, format!("{}: {p}", r.ex.label));
+                    }
+                }
+                ResultCheck::Structured => {
+                    let (Some(res), Some(os)) = (res, &r.output_schema) else { continue };
+                    if r.kind != CallKind::Valid || is_error_result(&res) {
+                        continue;
+                    }
+                    judged += 1;
+                    match content::judge_structured(&res, os, cx.rev) {
+                        Structured::Conforms => {}
+                        Structured::Missing => fail(
+                            &mut out,
+                            i,
+                            format!(
+                                "{}: the tool declares an outputSchema, so a successful result must carry structuredContent; it has none",
+                                r.ex.label
+                            ),
+                        ),
+                        Structured::Breaks(e) => fail(
+                            &mut out,
+                            i,
+                            format!(
+                                "{}: structuredContent does not conform to the tool's outputSchema:\n    {}",
+                                r.ex.label,
+                                e.join("\n    ")
+                            ),
+                        ),
+                        Structured::Unjudgeable(e) => {
+                            judged -= 1;
+                            out.exchanges.push(Exchange::note(
+                                format!("{}: not judged", r.tool),
+                                format!("outputSchema could not be compiled: {e}"),
+                            ));
+                        }
+                    }
+                }
+                ResultCheck::TextMirror => {
+                    let Some(res) = res else { continue };
+                    if r.kind != CallKind::Valid || res.get("structuredContent").is_none() {
+                        continue;
+                    }
+                    judged += 1;
+                    if !content::has_text_mirror(&res) {
+                        let first_text = res
+                            .get("content")
+                            .and_then(|c| c.as_array())
+                            .and_then(|a| a.iter().find_map(|b| b.get("text").and_then(|t| t.as_str())))
+                            .map(|t| format!("{:?}", clip(t, 120)));
+                        fail(
+                            &mut out,
+                            i,
+                            format!(
+                                "{}: a result with structuredContent should also hold it serialized as JSON in a text block; structuredContent is {}, the first text block holds {}",
+                                r.ex.label,
+                                clip(&brief(&res["structuredContent"]), 120),
+                                first_text.unwrap_or_else(|| "nothing (no text block)".into())
+                            ),
+                        );
+                    }
+                }
+                ResultCheck::ErrorConforms | ResultCheck::ErrorStructured => {
+                    let (Some(res), Some(os)) = (res, &r.output_schema) else { continue };
+                    if !is_error_result(&res) {
+                        continue;
+                    }
+                    match (check, content::judge_structured(&res, os, cx.rev)) {
+                        (ResultCheck::ErrorConforms, Structured::Breaks(e)) => {
+                            judged += 1;
+                            fail(
+                                &mut out,
+                                i,
+                                format!(
+                                    "{}: an isError result carries structuredContent that does not conform to the tool's outputSchema (the error flag does not exempt it):\n    {}",
+                                    r.ex.label,
+                                    e.join("\n    ")
+                                ),
+                            );
+                        }
+                        // Absent structuredContent is the POLICY case's business.
+                        (ResultCheck::ErrorConforms, Structured::Conforms | Structured::Missing) => judged += 1,
+                        (ResultCheck::ErrorStructured, Structured::Missing) => {
+                            judged += 1;
+                            fail(
+                                &mut out,
+                                i,
+                                format!(
+                                    "{}: the tool publishes an outputSchema, but its isError result has no structuredContent (policy: error results keep the published contract)",
+                                    r.ex.label
+                                ),
+                            );
+                        }
+                        (ResultCheck::ErrorStructured, Structured::Conforms | Structured::Breaks(_)) => judged += 1,
+                        _ => {}
+                    }
+                }
+                ResultCheck::InvalidArguments => {
+                    if r.kind != CallKind::Invalid {
+                        continue;
+                    }
+                    judged += 1;
+                    match (r.ex.error_code(), res) {
+                        (Some(-32602), _) => {}
+                        (None, Some(res)) if is_error_result(&res) => {}
+                        (None, Some(_)) => fail(
+                            &mut out,
+                            i,
+                            format!(
+                                "{}: arguments that break the inputSchema must be refused (isError: true, or JSON-RPC -32602); the call succeeded: {}",
+                                r.ex.label,
+                                r.ex.summary()
+                            ),
+                        ),
+                        (Some(c), _) => fail(
+                            &mut out,
+                            i,
+                            format!(
+                                "{}: arguments that break the inputSchema must give isError: true or JSON-RPC -32602; got error {c}{}",
+                                r.ex.label,
+                                if c == -32603 { " (internal error: the server did not validate its input)" } else { "" }
+                            ),
+                        ),
+                        (None, None) => fail(&mut out, i, format!("{}: no JSON-RPC answer: {}", r.ex.label, r.ex.summary())),
+                    }
+                }
+            }
+        }
+        shown.extend(failed);
+        // Show the calls that failed, or (when all is well) the judged ones.
+        let picks: Vec<usize> = if shown.is_empty() {
+            (0..calls.records.len()).filter(|i| check.relevant(&calls.records[*i])).take(10).collect()
+        } else {
+            shown.into_iter().take(10).collect()
+        };
+        let mut exs: Vec<Exchange> = picks.iter().map(|i| calls.records[*i].ex.clone()).collect();
+        exs.append(&mut out.exchanges);
+        out.exchanges = exs;
+        if let Some(n) = calls.note() {
+            out.exchanges.push(n);
+        }
+        if judged == 0 && out.failures.is_empty() && !out.is_error() {
+            out.set_na(check.nothing_judged(&calls));
+        }
+        out
+    }
+}

@@ -1,0 +1,242 @@
+//! The pagination walker, shared by every list method: each cursor is sent
+//! back exactly as received (`""` included); only an absent `nextCursor`
+//! ends the list.
+
+use super::Cx;
+use super::judge::admission;
+use crate::record::Exchange;
+use crate::session::Msg;
+use crate::transport::Connection;
+use crate::wire::brief;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::collections::{BTreeSet, HashMap};
+
+/// The four paginated list methods.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum ListMethod {
+    #[serde(rename = "tools/list")]
+    Tools,
+    #[serde(rename = "prompts/list")]
+    Prompts,
+    #[serde(rename = "resources/list")]
+    Resources,
+    #[serde(rename = "resources/templates/list")]
+    Templates,
+}
+
+impl ListMethod {
+    pub fn method(self) -> &'static str {
+        match self {
+            ListMethod::Tools => "tools/list",
+            ListMethod::Prompts => "prompts/list",
+            ListMethod::Resources => "resources/list",
+            ListMethod::Templates => "resources/templates/list",
+        }
+    }
+    /// The result member that holds the items.
+    pub fn key(self) -> &'static str {
+        match self {
+            ListMethod::Tools => "tools",
+            ListMethod::Prompts => "prompts",
+            ListMethod::Resources => "resources",
+            ListMethod::Templates => "resourceTemplates",
+        }
+    }
+    /// The capability that offers it.
+    pub fn capability(self) -> &'static str {
+        match self {
+            ListMethod::Tools => "tools",
+            ListMethod::Prompts => "prompts",
+            ListMethod::Resources | ListMethod::Templates => "resources",
+        }
+    }
+}
+
+/// One page of a list walk.
+#[derive(Debug, Clone)]
+pub struct Page {
+    pub cursor: Option<String>,
+    pub result: Value,
+    /// Index into `Walk::exchanges`.
+    pub ex: usize,
+}
+
+/// How a walk ended.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum WalkEnd {
+    /// A page without `nextCursor` ended the list.
+    #[default]
+    Complete,
+    /// The list could not be walked to its end because the server broke a
+    /// rule of pagination (a MUST): the items so far are partial.
+    Broken(String),
+    /// No usable answer at all (timeout, crash): the items so far are partial.
+    Failed(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct Walk {
+    pub list: ListMethod,
+    pub items: Vec<Value>,
+    /// The page each item came from.
+    pub item_page: Vec<usize>,
+    pub pages: Vec<Page>,
+    pub exchanges: Vec<Exchange>,
+    pub end: WalkEnd,
+}
+
+impl Walk {
+    fn new(list: ListMethod) -> Walk {
+        Walk { list, items: Vec::new(), item_page: Vec::new(), pages: Vec::new(), exchanges: Vec::new(), end: WalkEnd::Complete }
+    }
+
+    pub fn method(&self) -> &'static str {
+        self.list.method()
+    }
+
+    /// The pagination rule the server broke, if it did.
+    pub fn broken(&self) -> Option<&str> {
+        match &self.end {
+            WalkEnd::Broken(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// Why the walk got no usable answer, if it did not.
+    pub fn failed(&self) -> Option<&str> {
+        match &self.end {
+            WalkEnd::Failed(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.items.iter().enumerate().map(|(i, t)| admission::display_name(t, i)).collect()
+    }
+
+    /// The page results, in order.
+    pub fn page_results(&self) -> Vec<&Value> {
+        self.pages.iter().map(|p| &p.result).collect()
+    }
+
+    /// What a case shows of the walk: the first pages, the pages named,
+    /// and the last page; a note says how many there were in all.
+    pub fn transcript(&self, pages: &[usize]) -> Vec<Exchange> {
+        let mut idx: BTreeSet<usize> = (0..self.exchanges.len().min(3)).collect();
+        for p in pages.iter().take(12) {
+            if let Some(pg) = self.pages.get(*p) {
+                idx.insert(pg.ex);
+            }
+        }
+        if let Some(last) = self.exchanges.len().checked_sub(1) {
+            idx.insert(last);
+        }
+        let mut out: Vec<Exchange> = idx.into_iter().map(|i| self.exchanges[i].clone()).collect();
+        let cursors: Vec<String> = self.pages.iter().skip(1).take(8).map(|p| format!("{:?}", p.cursor.as_deref().unwrap_or(""))).collect();
+        let more = if self.pages.len() > 9 { ", …" } else { "" };
+        let mut note = format!(
+            "{}: {} page(s), {} item(s); cursors sent back: [{}{more}]",
+            self.method(),
+            self.pages.len(),
+            self.items.len(),
+            cursors.join(", ")
+        );
+        if out.len() < self.exchanges.len() {
+            note.push_str(&format!("; {} of {} page exchanges are shown", out.len(), self.exchanges.len()));
+        }
+        out.push(Exchange::note(format!("{} walk", self.method()), note));
+        out
+    }
+}
+
+/// Walk `list` to its end on `conn`.
+pub async fn walk_on(cx: &Cx<'_>, conn: &mut Connection, list: ListMethod) -> Walk {
+    let method = list.method();
+    let key = list.key();
+    let mut w = Walk::new(list);
+    let mut cursor: Option<String> = None;
+    let mut sent_at: HashMap<String, usize> = HashMap::new();
+    let max = cx.policy.max_pages.max(1);
+    loop {
+        let n = w.pages.len();
+        if n >= max {
+            w.end = WalkEnd::Broken(format!(
+                "{method} had not ended after {max} pages ({} items so far; the last nextCursor was {:?}): a list must end with a page that has no nextCursor (the limit is [pagination] max_pages / --max-pages)",
+                w.items.len(),
+                cursor.as_deref().unwrap_or("")
+            ));
+            break;
+        }
+        let body = cx.request(method, cursor.as_ref().map(|c| json!({"cursor": c})));
+        let label = if n == 0 {
+            format!("{method} page 1")
+        } else {
+            format!("{method} page {} (cursor {:?})", n + 1, cursor.as_deref().unwrap_or(""))
+        };
+        let mut ex = cx.exchange(conn, &Msg::new(cx.rev, &label, &body)).await;
+        let ex_i = w.exchanges.len();
+        let summary = ex.summary();
+        let transport_err = ex.error.clone();
+        let response = ex.response.take();
+        // The items are copied out below; the page itself is kept light.
+        w.exchanges.push(ex.lite());
+        if let Some(e) = transport_err {
+            w.end = WalkEnd::Failed(format!("{label}: {e}"));
+            break;
+        }
+        // The page is taken apart, not copied: lists can be large.
+        let Some(mut result) = response.and_then(|mut r| r.get_mut("result").map(Value::take)).filter(|r| r.is_object()) else {
+            w.end = WalkEnd::Broken(if n == 0 {
+                format!("{method} did not return a result: {summary}")
+            } else {
+                format!("{label} was refused, although the server issued that cursor itself: {summary}")
+            });
+            break;
+        };
+        let items = match result.as_object_mut().and_then(|o| o.remove(key)) {
+            Some(Value::Array(items)) => items,
+            other => {
+                w.end = WalkEnd::Broken(format!(
+                    "{label}: `{key}` must be an array; got {}",
+                    other.as_ref().map(brief).unwrap_or_else(|| "nothing".into())
+                ));
+                break;
+            }
+        };
+        for it in items {
+            w.items.push(it);
+            w.item_page.push(n);
+        }
+        w.pages.push(Page { cursor: cursor.clone(), result: result.clone(), ex: ex_i });
+        match result.get("nextCursor") {
+            None => break,
+            Some(Value::String(c)) => {
+                if let Some(first) = sent_at.get(c) {
+                    let hint = if c.is_empty() {
+                        " (an empty string is a cursor, not the end: the last page must leave nextCursor out)"
+                    } else {
+                        ""
+                    };
+                    w.end = WalkEnd::Broken(format!(
+                        "page {} handed out nextCursor {c:?} again (it was already followed to page {}): the cursors go round in a cycle and the list never ends{hint}",
+                        n + 1,
+                        first + 1
+                    ));
+                    break;
+                }
+                sent_at.insert(c.clone(), n + 1);
+                cursor = Some(c.clone());
+            }
+            Some(other) => {
+                w.end = WalkEnd::Broken(format!(
+                    "page {}: nextCursor must be a string (an empty string is a cursor too) or absent at the end; got {}",
+                    n + 1,
+                    brief(other)
+                ));
+                break;
+            }
+        }
+    }
+    w
+}

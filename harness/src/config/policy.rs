@@ -1,0 +1,181 @@
+//! What the operator decided for a run, resolved from the config file and
+//! the flags: which tools may be called and with what, the admission
+//! policy, bounds, and the fixtures some checks need (the tool that asks
+//! for input, the trigger, the identities).
+
+use super::{ConfigError, ConfigFile, ToolConfig};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Parameter (or header) names that look like secrets, by default: compared
+/// in lower case with `_` and `-` removed, as substrings.
+pub const DEFAULT_SECRET_NAMES: [&str; 5] = ["password", "secret", "token", "api_key", "authorization"];
+
+#[derive(Debug, Clone)]
+pub struct Policy {
+    /// `[tools.NAME]`: call or not, and with which arguments.
+    pub tools: BTreeMap<String, ToolConfig>,
+    /// `[admission] secret_names`.
+    pub secret_names: Vec<String>,
+    /// A list that has not ended after this many pages fails.
+    pub max_pages: usize,
+    /// Call at most this many tools (each gets one valid and one invalid call).
+    pub max_tools_called: usize,
+    /// The Origin the server allows (HTTP); without it the Origin check is n/a.
+    pub allowed_origin: Option<String>,
+    /// Show `Mcp-Param-*` values as `[redacted]` in transcripts.
+    pub redact_params: bool,
+    /// completion/complete probes per argument (the empty value first).
+    pub completion_probes: usize,
+    /// A tool that answers input_required (`[input_required]`).
+    pub input_tool: Option<InputTool>,
+    /// A tool whose call changes the tool set (`[subscriptions]`).
+    pub listen_trigger: Option<InputTool>,
+    /// Identities to see the server through (`[roles.NAME]`).
+    pub roles: Vec<Role>,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            tools: BTreeMap::new(),
+            secret_names: DEFAULT_SECRET_NAMES.iter().map(|s| s.to_string()).collect(),
+            max_pages: 10_000,
+            max_tools_called: 50,
+            allowed_origin: None,
+            redact_params: false,
+            completion_probes: 4,
+            input_tool: None,
+            listen_trigger: None,
+            roles: Vec::new(),
+        }
+    }
+}
+
+impl Policy {
+    /// The policy a config file sets (roles' credentials read from the
+    /// environment); the defaults where it is silent.
+    pub fn from_file(c: &ConfigFile, path: &Path) -> Result<Policy, ConfigError> {
+        let mut p = Policy { tools: c.tools.clone(), roles: super::resolve_roles(c, path)?, ..Default::default() };
+        if let Some(names) = &c.admission.secret_names {
+            p.secret_names = names.clone();
+        }
+        if let Some(n) = c.pagination.max_pages {
+            p.max_pages = n;
+        }
+        if let Some(n) = c.calls.max_tools {
+            p.max_tools_called = n;
+        }
+        if let Some(n) = c.completion.max_probes {
+            p.completion_probes = n;
+        }
+        if let Some(sb) = &c.subscriptions {
+            p.listen_trigger =
+                Some(InputTool { tool: sb.trigger_tool.clone(), arguments: sb.trigger_arguments.clone().unwrap_or(json!({})) });
+        }
+        if let Some(ir) = &c.input_required {
+            p.input_tool = Some(InputTool { tool: ir.tool.clone(), arguments: ir.arguments.clone().unwrap_or(json!({})) });
+        }
+        p.allowed_origin = c.target.allowed_origin.clone();
+        Ok(p)
+    }
+
+    /// Whether the operator lets mcpcert call this tool, and why not.
+    /// By default only tools marked `readOnlyHint: true`; `[tools.NAME]
+    /// call = true` allows one, `call = false` keeps any tool out.
+    pub fn call_allowed(&self, tool: &Value, name: &str) -> Result<(), String> {
+        match self.tools.get(name).and_then(|c| c.call) {
+            Some(true) => Ok(()),
+            Some(false) => Err("the config says call = false".into()),
+            None => {
+                if tool.pointer("/annotations/readOnlyHint") == Some(&Value::Bool(true)) {
+                    Ok(())
+                } else {
+                    Err("not marked readOnlyHint: true and not allowed in the config ([tools.NAME] call = true)".into())
+                }
+            }
+        }
+    }
+
+    /// The operator's settings for one tool (all unset if none).
+    pub fn tool(&self, name: &str) -> ToolConfig {
+        self.tools.get(name).cloned().unwrap_or_default()
+    }
+}
+
+/// A configured tool and the arguments to call it with (`[input_required]`,
+/// `[subscriptions]`).
+#[derive(Debug, Clone, Default)]
+pub struct InputTool {
+    pub tool: String,
+    pub arguments: Value,
+}
+
+/// One identity from the target config (`[roles.NAME]`).
+#[derive(Debug, Clone, Default)]
+pub struct Role {
+    pub name: String,
+    /// HTTP: headers that authenticate the role (values from the environment).
+    pub headers: Vec<(String, String)>,
+    /// stdio: environment variables for the spawned process.
+    pub env: Vec<(String, String)>,
+    /// What the role must never see: literals (any letter case) or `/regex/`.
+    pub never_see: Vec<String>,
+}
+
+/// A compiled never-see entry: a literal (any letter case) or `/regex/`.
+pub struct Matcher {
+    text: String,
+    regex: Option<jsonschema::Validator>,
+}
+
+impl Matcher {
+    pub fn new(entry: &str) -> Result<Matcher, String> {
+        if entry.len() > 2 && entry.starts_with('/') && entry.ends_with('/') {
+            let pattern = &entry[1..entry.len() - 1];
+            let v = jsonschema::options()
+                .build(&json!({"type": "string", "pattern": pattern}))
+                .map_err(|e| format!("never_see pattern {entry}: {e}"))?;
+            return Ok(Matcher { text: entry.to_string(), regex: Some(v) });
+        }
+        Ok(Matcher { text: entry.to_lowercase(), regex: None })
+    }
+
+    pub fn matches(&self, s: &str) -> bool {
+        match &self.regex {
+            Some(v) => v.is_valid(&Value::String(s.to_string())),
+            None => s.to_lowercase().contains(&self.text),
+        }
+    }
+
+    pub fn shown(&self) -> &str {
+        &self.text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matchers() {
+        assert!(Matcher::new("production").unwrap().matches("ref://env/Production"));
+        assert!(Matcher::new("/prod-[0-9]+/").unwrap().matches("prod-42"));
+        assert!(!Matcher::new("/prod-[0-9]+/").unwrap().matches("prod-x"));
+        assert!(Matcher::new("/(/").is_err());
+    }
+
+    #[test]
+    fn call_policy() {
+        let mut p = Policy::default();
+        let ro = json!({"name": "a", "annotations": {"readOnlyHint": true}});
+        let rw = json!({"name": "b"});
+        assert!(p.call_allowed(&ro, "a").is_ok());
+        assert!(p.call_allowed(&rw, "b").is_err());
+        p.tools.insert("a".into(), ToolConfig { call: Some(false), ..Default::default() });
+        p.tools.insert("b".into(), ToolConfig { call: Some(true), ..Default::default() });
+        assert!(p.call_allowed(&ro, "a").is_err(), "call = false wins over readOnlyHint");
+        assert!(p.call_allowed(&rw, "b").is_ok());
+    }
+}

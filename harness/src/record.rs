@@ -1,0 +1,269 @@
+//! What a run produced: every exchange as it went over the wire, each
+//! case's result and verdict, what the run learnt about each revision.
+//! Plain data; the reports read only this.
+
+use crate::transport::{Frame, Incoming, Transport, TransportError};
+use crate::wire::{self, Revision};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub use crate::transport::clip;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Pass,
+    Fail,
+    Warn,
+    #[serde(rename = "n/a")]
+    NotApplicable,
+    Error,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Fail => "fail",
+            Verdict::Warn => "warn",
+            Verdict::NotApplicable => "n/a",
+            Verdict::Error => "error",
+        }
+    }
+}
+
+/// The keyword level of a rule, as the spec states it (or POLICY, a rule
+/// mcpcert adds where the spec is silent or only advises).
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+pub enum Level {
+    #[serde(rename = "MUST")]
+    Must,
+    #[serde(rename = "MUST NOT")]
+    MustNot,
+    #[serde(rename = "SHOULD")]
+    Should,
+    #[serde(rename = "SHOULD NOT")]
+    ShouldNot,
+    #[serde(rename = "MAY")]
+    May,
+    #[serde(rename = "POLICY")]
+    Policy,
+}
+
+impl std::fmt::Display for Level {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Level {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Must => "MUST",
+            Level::MustNot => "MUST NOT",
+            Level::Should => "SHOULD",
+            Level::ShouldNot => "SHOULD NOT",
+            Level::May => "MAY",
+            Level::Policy => "POLICY",
+        }
+    }
+    /// A broken rule of this level is a warning (unless --strict). POLICY is
+    /// a rule mcpcert adds where the spec is silent or only advises (error
+    /// results keep the output contract; no secret mirrored into a header),
+    /// so it cannot weigh more than a SHOULD.
+    pub fn is_advisory(self) -> bool {
+        matches!(self, Level::Should | Level::ShouldNot | Level::May | Level::Policy)
+    }
+}
+
+/// One request/response (or raw HTTP call) as it went over the wire, or a
+/// note (label and text only) that a case adds to its transcript.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Exchange {
+    pub label: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transport: Option<Transport>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub http_method: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rpc_method: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sent_headers: Vec<(String, String)>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sent: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub headers: Vec<(String, String)>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+    pub frames: Vec<Frame>,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub stderr: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<TransportError>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    pub ms: u64,
+    #[serde(skip)]
+    pub response: Option<Value>,
+    #[serde(skip)]
+    pub request_id: Option<Value>,
+    /// Lines a fresh stdio process got before this one (handshake).
+    #[serde(skip)]
+    pub preamble: Vec<String>,
+    /// Sent on a connection or process of its own (reproducers start a
+    /// new one for it).
+    #[serde(skip)]
+    pub fresh: bool,
+}
+
+impl Exchange {
+    /// A note in a transcript: a label and a text, nothing sent.
+    pub fn note(label: impl Into<String>, note: impl Into<String>) -> Exchange {
+        Exchange { label: label.into(), note: Some(note.into()), ..Default::default() }
+    }
+
+    /// Take over what came back.
+    pub fn fill_from(&mut self, inc: Incoming) {
+        self.status = inc.status;
+        self.headers = inc.headers;
+        self.body = inc.body;
+        self.frames = inc.frames;
+        self.response = inc.response;
+        self.error = inc.error;
+        self.ms = inc.ms;
+        self.stderr = inc.stderr;
+    }
+
+    /// The exchange as reports keep it once it has been judged: frames and
+    /// body clipped to 64 KiB, parsed values dropped.
+    pub fn lite(mut self) -> Exchange {
+        const KEEP: usize = 64 * 1024;
+        self.frames = self.frames.iter().map(|f| f.lite(KEEP)).collect();
+        self.response = None;
+        if let Some(b) = &self.body {
+            if b.len() > KEEP {
+                self.body = Some(clip(b, KEEP));
+            }
+        }
+        self
+    }
+
+    /// What was sent, without anything that came back: what a replay
+    /// needs. Built field by field, so nothing large is copied on the way.
+    pub fn request_only(&self) -> Exchange {
+        Exchange {
+            label: self.label.clone(),
+            transport: self.transport,
+            http_method: self.http_method.clone(),
+            rpc_method: self.rpc_method.clone(),
+            sent_headers: self.sent_headers.clone(),
+            sent: self.sent.clone(),
+            status: self.status,
+            error: self.error.clone(),
+            note: self.note.clone(),
+            ms: self.ms,
+            request_id: self.request_id.clone(),
+            preamble: self.preamble.clone(),
+            fresh: self.fresh,
+            ..Default::default()
+        }
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+
+    /// The JSON-RPC result, if the reply was one.
+    pub fn result(&self) -> Option<&Value> {
+        self.response.as_ref().and_then(|r| r.get("result"))
+    }
+
+    /// The JSON-RPC error code, if the reply was an error.
+    pub fn error_code(&self) -> Option<i64> {
+        self.response.as_ref().and_then(|r| r.pointer("/error/code")).and_then(|c| c.as_i64())
+    }
+
+    /// What came back, in one line, for failure messages.
+    pub fn summary(&self) -> String {
+        let mut parts: Vec<String> = Vec::new();
+        if let Some(st) = self.status {
+            parts.push(format!("HTTP {st}"));
+        }
+        if let Some(r) = &self.response {
+            match r.get("error") {
+                Some(e) => parts.push(format!("JSON-RPC error {}", wire::brief(e))),
+                None => parts.push(format!("result {}", wire::brief(r.get("result").unwrap_or(&Value::Null)))),
+            }
+        } else if let Some(e) = &self.error {
+            parts.push(e.to_string());
+        } else {
+            match &self.body {
+                Some(b) if !b.is_empty() => parts.push(format!("no JSON-RPC response; body: {}", clip(b, 200))),
+                _ => parts.push("no JSON-RPC response".into()),
+            }
+        }
+        parts.join(", ")
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CaseResult {
+    pub id: String,
+    pub title: String,
+    pub level: Level,
+    pub revision: Revision,
+    pub spec: String,
+    pub transport: Transport,
+    pub verdict: Verdict,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reproducer: Option<String>,
+    pub duration_ms: u64,
+    pub transcript: Vec<Exchange>,
+}
+
+impl CaseResult {
+    /// The verdict that counts for the exit code.
+    pub fn counts_as_failure(&self, strict: bool) -> bool {
+        matches!(self.verdict, Verdict::Fail | Verdict::Error) || (strict && self.verdict == Verdict::Warn)
+    }
+}
+
+/// What the run learnt about one revision.
+#[derive(Debug, Clone, Serialize)]
+pub struct RevisionInfo {
+    pub revision: Revision,
+    pub supported: bool,
+    pub reason: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capabilities: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_info: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id_issued: Option<bool>,
+    /// Why the target could not be reached at all for this revision.
+    #[serde(skip)]
+    pub unreachable: Option<String>,
+}
+
+impl RevisionInfo {
+    pub fn blank(revision: Revision) -> RevisionInfo {
+        RevisionInfo {
+            revision,
+            supported: false,
+            reason: String::new(),
+            capabilities: None,
+            server_info: None,
+            session_id_issued: None,
+            unreachable: None,
+        }
+    }
+
+    /// Whether the server advertises `capabilities.<name>`.
+    pub fn advertises(&self, name: &str) -> bool {
+        self.capabilities.as_ref().is_some_and(|c| c.get(name).is_some())
+    }
+}

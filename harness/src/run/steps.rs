@@ -1,0 +1,60 @@
+//! The message steps of a case: a JSON-RPC request or notification (on the
+//! revision's main connection, or a fresh one), or a bodiless HTTP request.
+
+use crate::checks::Outcome;
+use crate::session::{Msg, Session};
+use crate::suite::{Case, RawHttp, SendStep};
+use crate::wire::{self, HeaderEdit, Revision};
+
+fn label(name: Option<&str>, index: usize) -> String {
+    name.map(String::from).unwrap_or_else(|| format!("step {}", index + 1))
+}
+
+pub async fn send(session: &Session, case: &Case, index: usize, name: Option<&str>, s: &SendStep) -> Outcome {
+    let mut out = Outcome::default();
+    let rev = case.revision;
+    let label = label(name, index);
+    let id = s.id.clone().unwrap_or_else(|| session.next_id());
+    let params = match rev {
+        Revision::Modern => wire::modern_params(s.params.as_ref(), s.meta, s.version.as_deref().unwrap_or(wire::MODERN)),
+        Revision::Legacy => s.params.clone(),
+    };
+    let body = if s.notification { wire::notification(&s.method, params) } else { wire::request(&id, &s.method, params) };
+    let edits: Vec<HeaderEdit> = s.edits();
+    let mut msg = Msg::new(rev, &label, &body).edits(&edits);
+    if s.notification {
+        msg = msg.no_reply();
+    }
+    let ex = if s.fresh {
+        // A step that is itself an `initialize` gets no handshake first (a
+        // second one on the same session may rightly be refused).
+        let fresh = match session.fresh(rev, s.method != "initialize", &case.id).await {
+            Ok(f) => f,
+            Err(e) => return Outcome::error(format!("could not open a fresh connection: {e}")),
+        };
+        let mut conn = fresh.conn;
+        out.exchanges = fresh.exchanges;
+        let mut ex = session.exchange(&mut conn, &msg, None).await;
+        ex.fresh = true;
+        ex.preamble = fresh.preamble;
+        session.log(rev, &case.id, &ex);
+        conn.shutdown().await;
+        ex
+    } else {
+        match session.on_main(&msg, &case.id).await {
+            Ok(ex) => ex,
+            Err(e) => return Outcome::error(e.to_string()),
+        }
+    };
+    out.exchanges.push(ex);
+    out
+}
+
+pub async fn http(session: &Session, case: &Case, index: usize, name: Option<&str>, h: &RawHttp) -> Outcome {
+    let label = label(name, index);
+    let edits = HeaderEdit::from_map(&h.headers);
+    match session.on_main(&Msg::raw(case.revision, &label, &h.method).edits(&edits), &case.id).await {
+        Ok(ex) => Outcome { exchanges: vec![ex], ..Default::default() },
+        Err(e) => Outcome::error(e.to_string()),
+    }
+}

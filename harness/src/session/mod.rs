@@ -1,0 +1,303 @@
+//! A run's session with the target: the connections (one main connection or
+//! process per served revision, a spare process started ahead, fresh ones
+//! on request), request ids, the revision probes and handshakes, every
+//! exchange, and the frame log that whole-run audits read.
+//!
+//! Everything here takes `&self`: a case may own a connection of its own
+//! (`open`, `fresh`) while others use theirs, so cases can run
+//! concurrently; the main connection of a revision is lent to one user at
+//! a time (`main`).
+
+mod log;
+mod probe;
+
+pub use log::{FrameLog, LoggedFrame};
+pub use probe::Probe;
+
+use crate::record::{Exchange, RevisionInfo};
+use crate::transport::{Connection, Limits, OpenError, Outgoing, TargetSpec, Transport};
+use crate::wire::{self, HeaderEdit, MetaMode, Revision};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::Instant;
+
+/// Where probe traffic is filed in the frame log.
+pub const PROBE: &str = "(revision probe)";
+
+/// Why a session could not provide what a check asked for.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum SessionError {
+    #[error("no connection for {0}")]
+    NoConnection(Revision),
+    #[error("{0}")]
+    Open(#[from] OpenError),
+    /// The 2025-11-25 handshake on a new connection or process failed.
+    #[error("{0}")]
+    Handshake(String),
+}
+
+/// One message to send, and how.
+#[derive(Debug, Clone, Copy)]
+pub struct Msg<'a> {
+    /// The revision whose standard headers it carries.
+    pub rev: Revision,
+    pub label: &'a str,
+    /// The JSON-RPC message; `Value::Null` for a bodiless HTTP request.
+    pub body: &'a Value,
+    pub http_method: &'a str,
+    /// Changes to the standard headers (HTTP).
+    pub edits: &'a [HeaderEdit],
+    /// Send header names in their exact letter case (HTTP).
+    pub exact_names: bool,
+    /// Wait for the response to the body's id.
+    pub want_reply: bool,
+}
+
+impl<'a> Msg<'a> {
+    /// A request (or, with `no_reply`, a notification) POSTed or written.
+    pub fn new(rev: Revision, label: &'a str, body: &'a Value) -> Msg<'a> {
+        Msg { rev, label, body, http_method: "POST", edits: &[], exact_names: false, want_reply: true }
+    }
+    pub fn edits(mut self, edits: &'a [HeaderEdit]) -> Msg<'a> {
+        self.edits = edits;
+        self
+    }
+    pub fn exact_names(mut self, on: bool) -> Msg<'a> {
+        self.exact_names = on;
+        self
+    }
+    pub fn no_reply(mut self) -> Msg<'a> {
+        self.want_reply = false;
+        self
+    }
+    /// A bodiless HTTP request (GET, DELETE…).
+    pub fn raw(rev: Revision, label: &'a str, http_method: &'a str) -> Msg<'a> {
+        Msg { rev, label, body: &Value::Null, http_method, edits: &[], exact_names: false, want_reply: false }
+    }
+}
+
+/// A new connection or process brought to a revision's starting state.
+pub struct Fresh {
+    pub conn: Connection,
+    /// stdio: the lines that brought it there (the handshake), for reproducers.
+    pub preamble: Vec<String>,
+    /// The handshake's exchanges.
+    pub exchanges: Vec<Exchange>,
+}
+
+/// What the session keeps per revision served.
+struct RevSession {
+    info: RevisionInfo,
+    /// Whether `initialize` also works (2026-07-28 only).
+    dual_era: Option<bool>,
+    /// stdio lines that bring a fresh process to this revision's state.
+    preamble: Vec<String>,
+    main: tokio::sync::Mutex<Option<Connection>>,
+    log: std::sync::Mutex<FrameLog>,
+}
+
+pub struct Session {
+    target: TargetSpec,
+    limits: Limits,
+    redact_params: bool,
+    ids: AtomicI64,
+    revs: BTreeMap<Revision, RevSession>,
+    /// stdio: the next fresh process, started while the current case runs
+    /// (a server's start-up can take seconds); it has been sent nothing.
+    spare: std::sync::Mutex<Option<Connection>>,
+    started: Instant,
+}
+
+/// The main connection of a revision, lent to one user at a time.
+pub type Main<'a> = tokio::sync::MappedMutexGuard<'a, Connection>;
+
+impl Session {
+    pub fn new(target: TargetSpec, limits: Limits, redact_params: bool) -> Session {
+        Session {
+            target,
+            limits,
+            redact_params,
+            ids: AtomicI64::new(1),
+            revs: BTreeMap::new(),
+            spare: std::sync::Mutex::new(None),
+            started: Instant::now(),
+        }
+    }
+
+    pub fn target(&self) -> &TargetSpec {
+        &self.target
+    }
+
+    pub fn transport(&self) -> Transport {
+        self.target.transport()
+    }
+
+    pub fn started(&self) -> Instant {
+        self.started
+    }
+
+    /// What the probes found, for every revision probed, newest first.
+    pub fn infos(&self) -> Vec<RevisionInfo> {
+        self.revs.values().map(|s| s.info.clone()).collect()
+    }
+
+    pub fn info(&self, rev: Revision) -> Option<&RevisionInfo> {
+        self.revs.get(&rev).map(|s| &s.info)
+    }
+
+    /// Whether a 2026-07-28 server also answers `initialize` (None: unknown).
+    pub fn dual_era(&self, rev: Revision) -> Option<bool> {
+        self.revs.get(&rev).and_then(|s| s.dual_era)
+    }
+
+    /// The lines a fresh stdio process needs before a request of `rev`.
+    pub fn preamble(&self, rev: Revision) -> Vec<String> {
+        self.revs.get(&rev).map(|s| s.preamble.clone()).unwrap_or_default()
+    }
+
+    /// A new request id (numbers, unique within the run).
+    pub fn next_id(&self) -> Value {
+        json!(self.ids.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// A request with a new id; for 2026-07-28 the params get the full `_meta`.
+    pub fn request(&self, rev: Revision, method: &str, params: Option<Value>) -> Value {
+        let id = self.next_id();
+        let p = match rev {
+            Revision::Modern => wire::modern_params(params.as_ref(), MetaMode::Full, wire::MODERN),
+            Revision::Legacy => params,
+        };
+        wire::request(&id, method, p)
+    }
+
+    /// Open a new connection (its own HTTP client) or take a new process.
+    /// stdio: the process started last time is taken, if any, and the next
+    /// one is started at once, so start-up overlaps the case's work. Each
+    /// process still gets its first line from the case that takes it.
+    pub fn open(&self) -> Result<Connection, OpenError> {
+        if self.transport() == Transport::Http {
+            return Connection::open(&self.target, &self.limits);
+        }
+        let spare = self.spare.lock().ok().and_then(|mut g| g.take());
+        let conn = match spare {
+            Some(c) => c,
+            None => Connection::open(&self.target, &self.limits)?,
+        };
+        if let Ok(next) = Connection::open(&self.target, &self.limits) {
+            if let Ok(mut g) = self.spare.lock() {
+                *g = Some(next);
+            }
+        }
+        Ok(conn)
+    }
+
+    /// A connection or process seen through another identity (HTTP headers,
+    /// stdio environment); never the spare.
+    pub fn open_as(&self, headers: &[(String, String)], env: &[(String, String)]) -> Result<Connection, OpenError> {
+        Connection::open(&self.target.with_identity(headers, env), &self.limits)
+    }
+
+    /// A new connection (HTTP) or process (stdio), brought to the
+    /// revision's starting state: for 2025-11-25 the handshake is done,
+    /// unless `handshake` is false (the caller sends `initialize` itself,
+    /// and a second one on the same session may rightly be refused).
+    pub async fn fresh(&self, rev: Revision, handshake: bool, case: &str) -> Result<Fresh, SessionError> {
+        let mut conn = self.open()?;
+        if rev == Revision::Legacy && handshake {
+            return match self.handshake(&mut conn, Some(case)).await {
+                Ok((_, exchanges, preamble)) => Ok(Fresh { conn, preamble, exchanges }),
+                Err(e) => Err(SessionError::Handshake(e.why)),
+            };
+        }
+        Ok(Fresh { conn, preamble: Vec::new(), exchanges: Vec::new() })
+    }
+
+    /// The revision's main connection, once no one else uses it.
+    pub async fn main(&self, rev: Revision) -> Result<Main<'_>, SessionError> {
+        let st = self.revs.get(&rev).ok_or(SessionError::NoConnection(rev))?;
+        let guard = st.main.lock().await;
+        tokio::sync::MutexGuard::try_map(guard, |c| c.as_mut()).map_err(|_| SessionError::NoConnection(rev))
+    }
+
+    /// One message on the revision's main connection; the exchange carries
+    /// the preamble a fresh process needs to see it again.
+    pub async fn on_main(&self, msg: &Msg<'_>, case: &str) -> Result<Exchange, SessionError> {
+        let mut conn = self.main(msg.rev).await?;
+        let mut ex = self.exchange(&mut conn, msg, Some(case)).await;
+        ex.preamble = self.preamble(msg.rev);
+        Ok(ex)
+    }
+
+    /// Send one JSON-RPC message (or a bodiless HTTP request) with the
+    /// revision's standard headers, changed by `msg.edits`, and collect the
+    /// reply. What the server sent is filed in the frame log of `msg.rev`
+    /// under `log` (None: not this revision's traffic, e.g. a 2025-11-25
+    /// probe while testing 2026-07-28).
+    pub async fn exchange(&self, conn: &mut Connection, msg: &Msg<'_>, log: Option<&str>) -> Exchange {
+        let text = (!msg.body.is_null()).then(|| msg.body.to_string());
+        let id = msg.body.get("id").cloned();
+        let mut ex = Exchange {
+            label: msg.label.into(),
+            transport: Some(conn.transport()),
+            rpc_method: msg.body.get("method").and_then(|m| m.as_str()).map(String::from),
+            request_id: id.clone(),
+            sent: text.clone(),
+            ..Default::default()
+        };
+        let mut headers = Vec::new();
+        if conn.transport() == Transport::Http {
+            headers = wire::standard_headers(msg.rev, text.is_some().then_some(msg.body), conn.session_id());
+            wire::apply_edits(&mut headers, msg.edits);
+            ex.http_method = Some(msg.http_method.into());
+            ex.sent_headers = conn.shown_headers(&headers, self.redact_params);
+        }
+        let expect = if msg.want_reply { id.as_ref() } else { None };
+        let out = Outgoing {
+            http_method: msg.http_method,
+            body: text.as_deref(),
+            headers: &headers,
+            expect_id: expect,
+            exact_names: msg.exact_names,
+        };
+        ex.fill_from(conn.exchange(&out).await);
+        if let Some(case) = log {
+            self.log(msg.rev, case, &ex);
+        }
+        ex
+    }
+
+    /// The headers a message would carry, as reports show them (for
+    /// exchanges made outside `exchange`, such as listen streams).
+    pub fn shown_headers(&self, conn: &Connection, headers: &[(String, String)]) -> Vec<(String, String)> {
+        conn.shown_headers(headers, self.redact_params)
+    }
+
+    /// File what an exchange brought in the revision's frame log.
+    pub fn log(&self, rev: Revision, case: &str, ex: &Exchange) {
+        if let Some(st) = self.revs.get(&rev) {
+            if let Ok(mut l) = st.log.lock() {
+                l.add(case, ex);
+            }
+        }
+    }
+
+    /// The revision's frame log (whole-run audits read it).
+    pub fn frame_log(&self, rev: Revision) -> Option<std::sync::MutexGuard<'_, FrameLog>> {
+        self.revs.get(&rev).and_then(|s| s.log.lock().ok())
+    }
+
+    /// Close every connection (kills stdio process groups, the spare's too).
+    pub async fn shutdown(&self) {
+        for st in self.revs.values() {
+            let mut g = st.main.lock().await;
+            if let Some(c) = g.as_mut() {
+                c.shutdown().await;
+            }
+            *g = None;
+        }
+        if let Some(mut c) = self.spare.lock().ok().and_then(|mut g| g.take()) {
+            c.kill();
+        }
+    }
+}

@@ -1,0 +1,190 @@
+//! Revision detection: `server/discover` for 2026-07-28, the `initialize`
+//! handshake for 2025-11-25, each on a connection or process of its own,
+//! which is then kept as that revision's main connection.
+
+use super::{FrameLog, Msg, PROBE, RevSession, Session};
+use crate::record::{Exchange, RevisionInfo};
+use crate::transport::Connection;
+use crate::wire::{self, MetaMode, Revision};
+use serde_json::{Value, json};
+
+pub enum Probe {
+    Ready,
+    /// The target could not be started or reached at all.
+    Unreachable(String),
+}
+
+/// A failed handshake: why, what was exchanged, and whether there was no
+/// answer at all (as opposed to a refusal).
+pub(super) struct HandshakeError {
+    pub why: String,
+    pub exchanges: Vec<Exchange>,
+    pub no_answer: bool,
+}
+
+pub(super) type Handshake = (Value, Vec<Exchange>, Vec<String>);
+
+impl Session {
+    /// Detect what the target serves (`wanted`: only that revision, or
+    /// None for both) and keep one connection per revision.
+    pub async fn prepare(&mut self, wanted: Option<Revision>) -> Probe {
+        let want_modern = wanted.is_none_or(|r| r == Revision::Modern);
+        let want_legacy = wanted.is_none_or(|r| r == Revision::Legacy);
+        if want_modern {
+            let st = self.probe_modern().await;
+            self.revs.insert(Revision::Modern, st);
+        }
+        // The legacy probe also tells whether a 2026-07-28 server is
+        // dual-era (which decides the modern-only rules), so it runs even
+        // when only 2026-07-28 is tested; then its state is not kept.
+        let modern_served = self.revs.get(&Revision::Modern).is_some_and(|m| m.info.supported);
+        if want_legacy || modern_served {
+            let st = self.probe_legacy().await;
+            if let Some(m) = self.revs.get_mut(&Revision::Modern) {
+                if m.info.supported {
+                    m.dual_era = Some(st.info.supported);
+                }
+            }
+            if want_legacy {
+                self.revs.insert(Revision::Legacy, st);
+            } else if let Some(c) = st.main.lock().await.as_mut() {
+                c.shutdown().await;
+            }
+        }
+        let infos: Vec<&RevisionInfo> = self.revs.values().map(|s| &s.info).collect();
+        if infos.iter().all(|i| i.unreachable.is_some()) {
+            let why: Vec<String> = infos.iter().filter_map(|i| i.unreachable.clone()).collect();
+            return Probe::Unreachable(why.join("; "));
+        }
+        if !infos.iter().any(|i| i.supported) {
+            let why: Vec<String> = infos.iter().map(|i| format!("{}: {}", i.revision, i.reason)).collect();
+            return Probe::Unreachable(format!("the target answered but speaks none of the revisions asked for ({})", why.join("; ")));
+        }
+        Probe::Ready
+    }
+
+    async fn probe_modern(&self) -> RevSession {
+        let mut st = blank(Revision::Modern);
+        let Some(mut conn) = probe_conn(self, &mut st) else { return st };
+        let body = wire::request(&self.next_id(), "server/discover", wire::modern_params(None, MetaMode::Full, wire::MODERN));
+        let ex = self.exchange(&mut conn, &Msg::new(Revision::Modern, "probe: server/discover", &body), None).await;
+        file(&st, &ex);
+        if let Some(err) = &ex.error {
+            let why = format!("no answer to server/discover: {err}");
+            st.info.reason = why.clone();
+            st.info.unreachable = Some(why);
+        } else {
+            match &ex.response {
+                Some(r) if r.get("result").is_some_and(|x| x.get("supportedVersions").is_some() || x.get("capabilities").is_some()) => {
+                    let res = &r["result"];
+                    st.info.supported = true;
+                    st.info.reason = "server/discover answered with a DiscoverResult".into();
+                    st.info.capabilities = Some(res.get("capabilities").cloned().unwrap_or(json!({})));
+                    st.info.server_info = res.pointer("/_meta").and_then(|m| m.get(wire::KEY_SERVER_INFO)).cloned();
+                }
+                Some(r) if r.pointer("/error/code").and_then(|c| c.as_i64()) == Some(-32022) => {
+                    st.info.reason = format!(
+                        "server/discover for 2026-07-28 answered -32022 (unsupported version); the server lists {}",
+                        r.pointer("/error/data/supported").map(wire::brief).unwrap_or_else(|| "no versions".into())
+                    );
+                }
+                _ => st.info.reason = format!("server/discover did not return a DiscoverResult ({})", ex.summary()),
+            }
+        }
+        *st.main.get_mut() = Some(conn);
+        st
+    }
+
+    async fn probe_legacy(&self) -> RevSession {
+        let mut st = blank(Revision::Legacy);
+        let Some(mut conn) = probe_conn(self, &mut st) else { return st };
+        match self.handshake(&mut conn, None).await {
+            Ok((result, exs, lines)) => {
+                for ex in &exs {
+                    file(&st, ex);
+                }
+                let v = result.get("protocolVersion").and_then(|v| v.as_str()).unwrap_or("");
+                if v == wire::LEGACY {
+                    st.info.supported = true;
+                    st.info.reason = "initialize negotiated 2025-11-25".into();
+                    st.info.capabilities = Some(result.get("capabilities").cloned().unwrap_or(json!({})));
+                    st.info.server_info = result.get("serverInfo").cloned();
+                    if conn.transport() == crate::transport::Transport::Http {
+                        st.info.session_id_issued = Some(conn.session_id().is_some());
+                    }
+                    st.preamble = lines;
+                } else {
+                    st.info.reason = format!("initialize for 2025-11-25 negotiated `{v}` instead");
+                }
+            }
+            Err(e) => {
+                for ex in &e.exchanges {
+                    file(&st, ex);
+                }
+                st.info.reason = e.why.clone();
+                if e.no_answer {
+                    st.info.unreachable = Some(e.why);
+                }
+            }
+        }
+        *st.main.get_mut() = Some(conn);
+        st
+    }
+
+    /// initialize + notifications/initialized on `conn` (its session id is
+    /// kept). Returns the InitializeResult, the exchanges, and (stdio) the
+    /// lines sent. The exchanges are filed under `log` (None: not at all).
+    pub(super) async fn handshake(&self, conn: &mut Connection, log: Option<&str>) -> Result<Handshake, Box<HandshakeError>> {
+        let body = wire::request(&self.next_id(), "initialize", Some(wire::initialize_params(wire::LEGACY)));
+        let ex = self.exchange(conn, &Msg::new(Revision::Legacy, "handshake: initialize", &body), log).await;
+        let mut lines = vec![body.to_string()];
+        if let Some(e) = &ex.error {
+            return Err(Box::new(HandshakeError {
+                why: format!("no answer to initialize: {e}"),
+                exchanges: vec![ex.clone()],
+                no_answer: true,
+            }));
+        }
+        let Some(result) = ex.result().cloned() else {
+            return Err(Box::new(HandshakeError {
+                why: format!("initialize was not accepted ({})", ex.summary()),
+                exchanges: vec![ex],
+                no_answer: false,
+            }));
+        };
+        conn.set_session_id(ex.header("mcp-session-id").map(|s| s.to_string()));
+        let note = wire::notification("notifications/initialized", None);
+        let ex2 = self.exchange(conn, &Msg::new(Revision::Legacy, "handshake: notifications/initialized", &note).no_reply(), log).await;
+        lines.push(note.to_string());
+        Ok((result, vec![ex, ex2], lines))
+    }
+}
+
+fn blank(rev: Revision) -> RevSession {
+    RevSession {
+        info: RevisionInfo::blank(rev),
+        dual_era: None,
+        preamble: Vec::new(),
+        main: tokio::sync::Mutex::new(None),
+        log: std::sync::Mutex::new(FrameLog::default()),
+    }
+}
+
+/// A new connection for a probe; if none can be opened, `st` says why.
+fn probe_conn(session: &Session, st: &mut RevSession) -> Option<Connection> {
+    match session.open() {
+        Ok(c) => Some(c),
+        Err(e) => {
+            st.info.reason = e.to_string();
+            st.info.unreachable = Some(e.to_string());
+            None
+        }
+    }
+}
+
+/// File probe traffic in a revision's own log (it is not in the session yet).
+fn file(st: &RevSession, ex: &Exchange) {
+    if let Ok(mut l) = st.log.lock() {
+        l.add(PROBE, ex);
+    }
+}

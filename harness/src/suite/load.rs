@@ -1,0 +1,391 @@
+//! Loading suite files: JSON, checked against the suite format's own JSON
+//! Schema (suites/suite.schema.json), then turned into the model, which
+//! resolves every action through the checks registry (typed arguments,
+//! unknown keys rejected) and compiles every inline schema. Any problem is
+//! a `LoadError` naming the file and the JSON path inside it.
+
+use super::{Applies, Assertion, Case, Catalog, Expectation, RawHttp, SendStep, SpecRef, Step};
+use crate::checks::{self, Need};
+use crate::record::Level;
+use crate::wire::Revision;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::Arc;
+
+pub const FORMAT_SCHEMA: &str = include_str!("../../../suites/suite.schema.json");
+
+/// The suites shipped inside the binary, in run order.
+pub const BUILTIN: &[(&str, &str)] = &[
+    ("2026-07-28/10-lifecycle.json", include_str!("../../../suites/2026-07-28/10-lifecycle.json")),
+    ("2026-07-28/20-tools.json", include_str!("../../../suites/2026-07-28/20-tools.json")),
+    ("2026-07-28/30-lists.json", include_str!("../../../suites/2026-07-28/30-lists.json")),
+    ("2026-07-28/40-headers.json", include_str!("../../../suites/2026-07-28/40-headers.json")),
+    ("2026-07-28/50-completion.json", include_str!("../../../suites/2026-07-28/50-completion.json")),
+    ("2026-07-28/55-resources.json", include_str!("../../../suites/2026-07-28/55-resources.json")),
+    ("2026-07-28/56-prompts.json", include_str!("../../../suites/2026-07-28/56-prompts.json")),
+    ("2026-07-28/60-input-required.json", include_str!("../../../suites/2026-07-28/60-input-required.json")),
+    ("2026-07-28/70-subscriptions.json", include_str!("../../../suites/2026-07-28/70-subscriptions.json")),
+    ("2026-07-28/80-roles.json", include_str!("../../../suites/2026-07-28/80-roles.json")),
+    ("2026-07-28/90-wire.json", include_str!("../../../suites/2026-07-28/90-wire.json")),
+    ("2025-11-25/10-lifecycle.json", include_str!("../../../suites/2025-11-25/10-lifecycle.json")),
+    ("2025-11-25/20-tools.json", include_str!("../../../suites/2025-11-25/20-tools.json")),
+    ("2025-11-25/30-lists.json", include_str!("../../../suites/2025-11-25/30-lists.json")),
+    ("2025-11-25/40-headers.json", include_str!("../../../suites/2025-11-25/40-headers.json")),
+    ("2025-11-25/50-completion.json", include_str!("../../../suites/2025-11-25/50-completion.json")),
+    ("2025-11-25/56-prompts.json", include_str!("../../../suites/2025-11-25/56-prompts.json")),
+    ("2025-11-25/90-wire.json", include_str!("../../../suites/2025-11-25/90-wire.json")),
+];
+
+#[derive(Deserialize)]
+struct RawSuite {
+    revision: Revision,
+    area: String,
+    cases: Vec<RawCase>,
+}
+
+#[derive(Deserialize)]
+struct RawCase {
+    id: String,
+    title: String,
+    level: Level,
+    spec: SpecRef,
+    #[serde(default)]
+    applies: Applies,
+    steps: Vec<RawStep>,
+    expect: Vec<RawExpectation>,
+    #[serde(default)]
+    notes: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct RawStep {
+    #[serde(default, rename = "as")]
+    name: Option<String>,
+    #[serde(default)]
+    send: Option<SendStep>,
+    #[serde(default)]
+    http: Option<RawHttp>,
+    #[serde(default)]
+    action: Option<String>,
+    #[serde(default)]
+    with: Option<Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum OneOrMany {
+    One(i64),
+    Many(Vec<i64>),
+}
+
+impl OneOrMany {
+    fn into_vec(self) -> Vec<i64> {
+        match self {
+            OneOrMany::One(x) => vec![x],
+            OneOrMany::Many(v) => v,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct SchemaAt {
+    #[serde(default)]
+    pointer: String,
+    #[serde(default)]
+    name: String,
+    schema: Value,
+}
+
+#[derive(Deserialize)]
+struct RawExpectation {
+    #[serde(default)]
+    step: Option<String>,
+    #[serde(default)]
+    says: Option<String>,
+    #[serde(default)]
+    result: Option<String>,
+    #[serde(default)]
+    error: Option<OneOrMany>,
+    #[serde(default)]
+    http_status: Option<OneOrMany>,
+    #[serde(default, rename = "match")]
+    matches: Option<SchemaAt>,
+    #[serde(default)]
+    absent: Option<String>,
+    #[serde(default)]
+    header_absent: Option<String>,
+    #[serde(default)]
+    id_echoed: Option<bool>,
+    #[serde(default)]
+    header: Option<SchemaAt>,
+}
+
+/// A suite-file problem: the file and the JSON path inside it.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("suite file {file}: at {}: {problem}", if path.is_empty() { "(root)" } else { path })]
+pub struct LoadError {
+    pub file: String,
+    pub path: String,
+    pub problem: String,
+}
+
+fn format_validator() -> jsonschema::Validator {
+    let schema: Value = serde_json::from_str(FORMAT_SCHEMA).expect("suite format schema is JSON");
+    jsonschema::options().offline().build(&schema).expect("suite format schema compiles")
+}
+
+/// Parse and check one suite file's text.
+pub fn parse_file(name: &str, text: &str, validator: &jsonschema::Validator) -> Result<(Revision, Vec<Case>), LoadError> {
+    let err = |path: String, problem: String| LoadError { file: name.to_string(), path, problem };
+    let doc: Value = serde_json::from_str(text).map_err(|e| err(String::new(), format!("not valid JSON: {e}")))?;
+    if let Some(e) = validator.iter_errors(&doc).next() {
+        return Err(err(e.instance_path().to_string(), e.to_string()));
+    }
+    let suite: RawSuite = serde_json::from_value(doc).map_err(|e| err(String::new(), e.to_string()))?;
+    let rev = suite.revision;
+    let mut cases = Vec::new();
+    for (i, raw) in suite.cases.into_iter().enumerate() {
+        let at = |rest: &str| format!("/cases/{i}{rest}");
+        let prefix = format!("{rev}/{}/", suite.area);
+        if !raw.id.starts_with(&prefix) {
+            return Err(err(at("/id"), format!("case id `{}` must start with `{prefix}`", raw.id)));
+        }
+        if raw.steps.is_empty() {
+            return Err(err(at("/steps"), "a case needs at least one step".into()));
+        }
+        let mut steps = Vec::new();
+        for (j, s) in raw.steps.into_iter().enumerate() {
+            let step = match (s.send, s.http, s.action) {
+                (Some(send), None, None) => Step::Send { name: s.name, send },
+                (None, Some(http), None) => Step::Http { name: s.name, http },
+                (None, None, Some(action)) => {
+                    let entry = checks::lookup(&action).ok_or_else(|| {
+                        let known: Vec<&str> = checks::REGISTRY.iter().map(|e| e.name).collect();
+                        err(at(&format!("/steps/{j}/action")), format!("unknown action `{action}`; known: {}", known.join(", ")))
+                    })?;
+                    if !entry.revisions.contains(&rev) {
+                        return Err(err(
+                            at(&format!("/steps/{j}/action")),
+                            format!(
+                                "`{action}` judges rules of {:?} only, not of {rev}",
+                                entry.revisions.iter().map(|r| r.as_str()).collect::<Vec<_>>()
+                            ),
+                        ));
+                    }
+                    let check =
+                        entry.build(&s.with.unwrap_or(json!({}))).map_err(|e| err(at(&format!("/steps/{j}/with")), e.to_string()))?;
+                    for n in check.needs() {
+                        if let Need::Transport(t) = n {
+                            if raw.applies.transports != [t] {
+                                return Err(err(
+                                    at("/applies/transports"),
+                                    format!("`{action}` runs over {t} only; the case must say `\"transports\": [\"{t}\"]`"),
+                                ));
+                            }
+                        }
+                    }
+                    Step::Action { action, check }
+                }
+                _ => return Err(err(at(&format!("/steps/{j}")), "a step is one of `send`, `http` or `action`".into())),
+            };
+            steps.push(step);
+        }
+        let mut expect = Vec::new();
+        for (j, e) in raw.expect.into_iter().enumerate() {
+            let here = |k: &str| at(&format!("/expect/{j}{k}"));
+            if let Some(s) = &e.step {
+                if !steps.iter().any(|st| st.name() == Some(s.as_str())) {
+                    return Err(err(here("/step"), format!("no step is named `{s}`")));
+                }
+            }
+            let compile = |s: &Value, k: &str| {
+                jsonschema::options().offline().build(s).map(Arc::new).map_err(|x| err(here(k), format!("not a usable JSON Schema: {x}")))
+            };
+            let assert = if let Some(t) = e.result {
+                if !crate::wire::schema::schemas().has(rev, &t) {
+                    return Err(err(here("/result"), format!("`{t}` is not a message type of the {rev} wire schema")));
+                }
+                Assertion::Result(t)
+            } else if let Some(c) = e.error {
+                Assertion::Error(c.into_vec())
+            } else if let Some(c) = e.http_status {
+                Assertion::HttpStatus(c.into_vec())
+            } else if let Some(m) = e.matches {
+                let validator = compile(&m.schema, "/match/schema")?;
+                Assertion::Match { pointer: m.pointer, schema: m.schema, validator }
+            } else if let Some(p) = e.absent {
+                Assertion::Absent(p)
+            } else if let Some(h) = e.header_absent {
+                Assertion::HeaderAbsent(h)
+            } else if e.id_echoed == Some(true) {
+                Assertion::IdEchoed
+            } else if let Some(h) = e.header {
+                let validator = compile(&h.schema, "/header/schema")?;
+                Assertion::Header { name: h.name, schema: h.schema, validator }
+            } else {
+                return Err(err(here(""), "an expectation needs one assertion".into()));
+            };
+            expect.push(Expectation { step: e.step, says: e.says, assert });
+        }
+        if !expect.is_empty() && !steps.iter().any(|s| matches!(s, Step::Send { .. } | Step::Http { .. })) {
+            return Err(err(at("/expect"), "expectations need a `send` or `http` step to look at".into()));
+        }
+        cases.push(Case {
+            id: raw.id,
+            title: raw.title,
+            level: raw.level,
+            spec: raw.spec,
+            applies: raw.applies,
+            steps,
+            expect,
+            notes: raw.notes,
+            revision: rev,
+            source: name.to_string(),
+        });
+    }
+    Ok((rev, cases))
+}
+
+fn finish(files: Vec<(String, String)>) -> Result<Catalog, LoadError> {
+    let validator = format_validator();
+    let mut hasher = Sha256::new();
+    let mut cases = Vec::new();
+    let mut seen = HashSet::new();
+    let mut names = Vec::new();
+    for (name, text) in &files {
+        hasher.update(name.as_bytes());
+        hasher.update([0]);
+        hasher.update(text.as_bytes());
+        hasher.update([0]);
+        let (rev, file_cases) = parse_file(name, text, &validator)?;
+        let expect_dir = name.split('/').next().unwrap_or("");
+        if expect_dir != rev.as_str() {
+            return Err(LoadError {
+                file: name.clone(),
+                path: "/revision".into(),
+                problem: format!("file is under `{expect_dir}/` but declares revision {rev}"),
+            });
+        }
+        for (i, c) in file_cases.iter().enumerate() {
+            if !seen.insert(c.id.clone()) {
+                return Err(LoadError {
+                    file: name.clone(),
+                    path: format!("/cases/{i}/id"),
+                    problem: format!("duplicate case id `{}`", c.id),
+                });
+            }
+        }
+        names.push(name.clone());
+        cases.extend(file_cases);
+    }
+    // Run order: newest revision first, then file name, then position.
+    cases.sort_by_key(|c| (c.revision, c.source.clone()));
+    let digest = format!("sha256:{:x}", hasher.finalize());
+    Ok(Catalog { cases, digest, files: names })
+}
+
+pub fn load_builtin() -> Result<Catalog, LoadError> {
+    finish(BUILTIN.iter().map(|(n, t)| (n.to_string(), t.to_string())).collect())
+}
+
+/// Load `DIR/<revision>/*.json`, sorted by name.
+pub fn load_dir(dir: &Path) -> Result<Catalog, LoadError> {
+    let mut files = Vec::new();
+    for rev in Revision::ALL {
+        let sub = dir.join(rev.as_str());
+        let Ok(rd) = std::fs::read_dir(&sub) else { continue };
+        let mut names: Vec<String> =
+            rd.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.ends_with(".json")).collect();
+        names.sort();
+        for n in names {
+            let p = sub.join(&n);
+            let text = std::fs::read_to_string(&p).map_err(|e| LoadError {
+                file: p.display().to_string(),
+                path: String::new(),
+                problem: e.to_string(),
+            })?;
+            files.push((format!("{rev}/{n}"), text));
+        }
+    }
+    if files.is_empty() {
+        return Err(LoadError {
+            file: dir.display().to_string(),
+            path: String::new(),
+            problem: "no suite files found (expected <DIR>/2026-07-28/*.json or <DIR>/2025-11-25/*.json)".into(),
+        });
+    }
+    finish(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_list_matches_the_suites_folder_and_loads() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../suites");
+        let from_dir = load_dir(&dir).expect("suites folder loads");
+        let builtin = load_builtin().expect("built-in suites load");
+        assert_eq!(from_dir.files, builtin.files, "suite::BUILTIN must list every file under suites/");
+        assert_eq!(from_dir.digest, builtin.digest);
+        assert!(builtin.cases.len() >= 30);
+    }
+
+    fn one_case(step: &str, expect: &str) -> String {
+        format!(
+            r#"{{"format":1,"revision":"2026-07-28","area":"a","title":"t","cases":[{{"id":"2026-07-28/a/b","title":"t","level":"MUST","spec":{{"document":"d","anchor":"x"}},"steps":[{step}],"expect":[{expect}]}}]}}"#
+        )
+    }
+
+    #[test]
+    fn a_typo_is_an_error_naming_file_and_path() {
+        let v = format_validator();
+        let bad = one_case(r#"{"send":{"method":"m"}}"#, r#"{"eror":-32601}"#);
+        let e = parse_file("2026-07-28/x.json", &bad, &v).unwrap_err();
+        assert_eq!(e.file, "2026-07-28/x.json");
+        assert!(e.path.starts_with("/cases/0/expect/0"), "{e}");
+        let unknown_type = one_case(r#"{"send":{"method":"m"}}"#, r#"{"result":"NoSuchType"}"#);
+        let e = parse_file("f", &unknown_type, &v).unwrap_err();
+        assert_eq!(e.path, "/cases/0/expect/0/result");
+    }
+
+    #[test]
+    fn actions_are_resolved_with_typed_arguments_at_load() {
+        let v = format_validator();
+        let ok = one_case(r#"{"action":"tools_admission","with":{"rule":"name"}}"#, "");
+        assert!(parse_file("f", &ok, &v).is_ok());
+        let e = parse_file("f", &one_case(r#"{"action":"tools_admission","with":{"rul":"name"}}"#, ""), &v).unwrap_err();
+        assert_eq!(e.path, "/cases/0/steps/0/with", "{e}");
+        assert!(e.problem.contains("unknown field `rul`"), "{e}");
+        let e = parse_file("f", &one_case(r#"{"action":"tools_admission","with":{"rule":"nmae"}}"#, ""), &v).unwrap_err();
+        assert_eq!(e.path, "/cases/0/steps/0/with", "{e}");
+        let e = parse_file("f", &one_case(r#"{"action":"tools_admision","with":{"rule":"name"}}"#, ""), &v).unwrap_err();
+        assert_eq!(e.path, "/cases/0/steps/0/action", "{e}");
+        // A check for one transport must say so in `applies`.
+        let e = parse_file("f", &one_case(r#"{"action":"exit_on_stdin_eof"}"#, ""), &v).unwrap_err();
+        assert_eq!(e.path, "/cases/0/applies/transports", "{e}");
+        // A check of 2026-07-28 rules in a 2025-11-25 file.
+        let legacy = one_case(r#"{"action":"no_server_requests"}"#, "").replace("2026-07-28", "2025-11-25");
+        let e = parse_file("f", &legacy, &v).unwrap_err();
+        assert_eq!(e.path, "/cases/0/steps/0/action", "{e}");
+    }
+
+    #[test]
+    fn the_schema_names_exactly_the_registered_actions() {
+        let schema: Value = serde_json::from_str(FORMAT_SCHEMA).unwrap();
+        let mut in_schema: Vec<&str> = schema
+            .pointer("/$defs/step/properties/action/enum")
+            .and_then(|e| e.as_array())
+            .unwrap()
+            .iter()
+            .filter_map(|v| v.as_str())
+            .collect();
+        let mut registered: Vec<&str> = checks::REGISTRY.iter().map(|e| e.name).collect();
+        in_schema.sort();
+        registered.sort();
+        assert_eq!(in_schema, registered, "suites/suite.schema.json and checks::REGISTRY must name the same actions");
+    }
+}

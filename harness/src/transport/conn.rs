@@ -1,0 +1,256 @@
+//! The one interface the layers above use: a connection (HTTP) or a
+//! process (stdio), whatever the transport. Sending a message and reading
+//! what comes back, watching a stream that stays open, and the few
+//! transport-specific facts a check may ask about (stdout framing, the
+//! process's exit), each answered for both transports.
+
+use super::http::{Done, HttpReply, HttpTarget};
+use super::stdio::{GRACE, StdioTarget, StdoutAudit};
+use super::{Frame, Limits, OpenError, TargetSpec, Transport, TransportError, clip};
+use serde_json::Value;
+use std::time::{Duration, Instant};
+
+/// One message to send.
+#[derive(Debug, Clone, Copy)]
+pub struct Outgoing<'a> {
+    /// The HTTP method (POST for JSON-RPC messages); stdio ignores it.
+    pub http_method: &'a str,
+    /// The message text; None for a bodiless HTTP request (GET, DELETE).
+    pub body: Option<&'a str>,
+    /// HTTP headers, sent as given (duplicates allowed) after the target's
+    /// own; stdio ignores them.
+    pub headers: &'a [(String, String)],
+    /// The id of the response to wait for; None when no reply is due.
+    pub expect_id: Option<&'a Value>,
+    /// Send header names with their exact letter case (an own HTTP/1.1
+    /// connection; `http://` URLs only).
+    pub exact_names: bool,
+}
+
+impl<'a> Outgoing<'a> {
+    /// A JSON-RPC message POSTed (HTTP) or written as one line (stdio).
+    pub fn message(body: &'a str, headers: &'a [(String, String)], expect_id: Option<&'a Value>) -> Outgoing<'a> {
+        Outgoing { http_method: "POST", body: Some(body), headers, expect_id, exact_names: false }
+    }
+}
+
+/// What came back.
+#[derive(Debug, Default)]
+pub struct Incoming {
+    pub status: Option<u16>,
+    pub headers: Vec<(String, String)>,
+    /// The body as text when it was not one readable JSON-RPC message (HTTP).
+    pub body: Option<String>,
+    /// Every message (or broken line) the server sent meanwhile, in order.
+    pub frames: Vec<Frame>,
+    /// The response to the request, moved out of its frame (which keeps
+    /// its text).
+    pub response: Option<Value>,
+    pub error: Option<TransportError>,
+    pub ms: u64,
+    /// stdio: what the server wrote to stderr meanwhile (at most 8 KiB).
+    pub stderr: String,
+}
+
+impl Incoming {
+    /// `keep_values`: the response's frame keeps its parsed value too (a
+    /// watched stream's frames are judged as they came).
+    fn from_http(reply: HttpReply, keep_values: bool) -> Incoming {
+        let mut frames = reply.frames;
+        let response = match (reply.response_index, keep_values) {
+            (Some(i), true) => frames[i].value.clone(),
+            (Some(i), false) => frames[i].value.take(),
+            (None, _) => None,
+        };
+        Incoming {
+            status: reply.status,
+            headers: reply.headers,
+            body: reply.body,
+            frames,
+            response,
+            error: reply.error,
+            ms: reply.ms,
+            stderr: String::new(),
+        }
+    }
+}
+
+/// A live connection (HTTP) or process (stdio).
+pub struct Connection(Inner);
+
+enum Inner {
+    Stdio(StdioTarget),
+    Http { target: HttpTarget, session: Option<String> },
+}
+
+impl Connection {
+    /// Open a new connection (its own HTTP client) or start a new process.
+    pub fn open(spec: &TargetSpec, limits: &Limits) -> Result<Connection, OpenError> {
+        Ok(Connection(match spec {
+            TargetSpec::Stdio(s) => Inner::Stdio(StdioTarget::spawn(s, limits)?),
+            TargetSpec::Http(h) => Inner::Http { target: HttpTarget::new(h, limits)?, session: None },
+        }))
+    }
+
+    pub fn transport(&self) -> Transport {
+        match &self.0 {
+            Inner::Stdio(_) => Transport::Stdio,
+            Inner::Http { .. } => Transport::Http,
+        }
+    }
+
+    /// Send one message and collect the reply: until the response to
+    /// `expect_id`, or (no reply due) what the message provokes soon
+    /// (stdio; anything later is read with the next exchange).
+    pub async fn exchange(&mut self, out: &Outgoing<'_>) -> Incoming {
+        match &mut self.0 {
+            Inner::Stdio(t) => {
+                let mut inc = Incoming::default();
+                let wait = t.answer_timeout();
+                let start = Instant::now();
+                if let Some(line) = out.body {
+                    if let Err(e) = t.write_line(line.as_bytes()).await {
+                        inc.error = Some(e);
+                    }
+                }
+                if inc.error.is_none() {
+                    match out.expect_id {
+                        Some(id) => {
+                            let (mut frames, idx, err) = t.read_until_response(id, wait).await;
+                            // Moved, not copied: the frame keeps its text.
+                            inc.response = idx.and_then(|i| frames[i].value.take());
+                            inc.frames = frames;
+                            inc.error = err;
+                        }
+                        None => inc.frames = t.read_for(GRACE).await,
+                    }
+                }
+                inc.ms = start.elapsed().as_millis() as u64;
+                inc.stderr = clip(&t.take_stderr(), 8 * 1024);
+                inc
+            }
+            Inner::Http { target, .. } => {
+                let body = out.body.map(|b| b.as_bytes().to_vec());
+                let reply = if out.exact_names {
+                    target.send_exact(out.http_method, out.headers, body, out.expect_id).await
+                } else {
+                    target.send(out.http_method, out.headers, body, out.expect_id, false).await
+                };
+                let mut inc = Incoming::from_http(reply, false);
+                // Nothing was awaited: a stream that stays open after its
+                // status line is not a failure to answer.
+                if out.expect_id.is_none() && matches!(inc.error, Some(TransportError::Timeout(_))) && inc.status.is_some() {
+                    inc.error = None;
+                }
+                inc
+            }
+        }
+    }
+
+    /// Send a message that opens a stream (subscriptions/listen) and read
+    /// what arrives for up to `window`; once `done` holds for what has
+    /// arrived, reading goes on only for a short grace period. The end of
+    /// the window is not an error. HTTP: the stream has a connection of its
+    /// own. stdio: the frames are everything the process wrote meanwhile.
+    pub async fn watch(&mut self, out: &Outgoing<'_>, window: Duration, done: Done<'_>) -> Incoming {
+        match &mut self.0 {
+            Inner::Stdio(t) => {
+                let mut inc = Incoming::default();
+                let start = Instant::now();
+                match t.write_line(out.body.unwrap_or("").as_bytes()).await {
+                    Ok(()) => inc.frames = t.read_until(window, done).await,
+                    Err(e) => inc.error = Some(e),
+                }
+                inc.ms = start.elapsed().as_millis() as u64;
+                inc.stderr = clip(&t.take_stderr(), 8 * 1024);
+                inc
+            }
+            Inner::Http { target, .. } => {
+                let body = out.body.unwrap_or("").as_bytes().to_vec();
+                Incoming::from_http(target.collect(out.headers, body, window, done).await, true)
+            }
+        }
+    }
+
+    /// Frames that arrive within `window` without a request (stdio; over
+    /// HTTP nothing arrives outside a reply).
+    pub async fn read_for(&mut self, window: Duration) -> Vec<Frame> {
+        match &mut self.0 {
+            Inner::Stdio(t) => t.read_for(window).await,
+            Inner::Http { .. } => Vec::new(),
+        }
+    }
+
+    /// How long an answer may take now: over stdio the start-up timeout
+    /// until the process has written anything, then the request timeout.
+    pub fn answer_timeout(&self) -> Duration {
+        match &self.0 {
+            Inner::Stdio(t) => t.answer_timeout(),
+            Inner::Http { target, .. } => target.limits.request,
+        }
+    }
+
+    /// The `Mcp-Session-Id` this connection carries (HTTP, 2025-11-25).
+    pub fn session_id(&self) -> Option<&str> {
+        match &self.0 {
+            Inner::Http { session, .. } => session.as_deref(),
+            Inner::Stdio(_) => None,
+        }
+    }
+
+    pub fn set_session_id(&mut self, id: Option<String>) {
+        if let Inner::Http { session, .. } = &mut self.0 {
+            *session = id;
+        }
+    }
+
+    /// Evidence about stdout as a whole (stdio only).
+    pub fn stdout_audit(&self) -> Option<StdoutAudit> {
+        match &self.0 {
+            Inner::Stdio(t) => Some(t.audit()),
+            Inner::Http { .. } => None,
+        }
+    }
+
+    /// The headers of a request as reports show them: the target's own
+    /// headers first; secret values (and, with `redact_params`,
+    /// `Mcp-Param-*` values) as `[redacted]`. Empty over stdio.
+    pub fn shown_headers(&self, headers: &[(String, String)], redact_params: bool) -> Vec<(String, String)> {
+        let Inner::Http { target, .. } = &self.0 else { return Vec::new() };
+        target
+            .spec
+            .headers
+            .iter()
+            .chain(headers.iter())
+            .map(|(k, v)| {
+                let param = redact_params && k.to_ascii_lowercase().starts_with("mcp-param-");
+                (k.clone(), if target.is_secret(k) || param { "[redacted]".into() } else { v.clone() })
+            })
+            .collect()
+    }
+
+    /// stdio: close stdin and wait up to `grace` for the process to exit
+    /// by itself. `Ok(Some(status))` once it exited, `Ok(None)` if it was
+    /// still running; HTTP has no such thing (`Err`).
+    pub async fn close_stdin_and_wait(&mut self, grace: Duration) -> Result<Option<String>, Transport> {
+        match &mut self.0 {
+            Inner::Stdio(t) => Ok(t.close_stdin_and_wait(grace).await),
+            Inner::Http { .. } => Err(Transport::Http),
+        }
+    }
+
+    /// Kill a process (and its group) now; nothing for HTTP.
+    pub fn kill(&mut self) {
+        if let Inner::Stdio(t) = &mut self.0 {
+            t.kill();
+        }
+    }
+
+    /// End politely: a process gets its stdin closed and a short grace,
+    /// then its group is killed. An HTTP connection is simply dropped.
+    pub async fn shutdown(&mut self) {
+        if let Inner::Stdio(t) = &mut self.0 {
+            t.shutdown().await;
+        }
+    }
+}

@@ -1,0 +1,174 @@
+//! An own HTTP/1.1 sender, for requests whose header names must go out
+//! with their exact letter case (reqwest, like every HTTP/2-ready client,
+//! lower-cases them). Plain `http://` URLs only.
+
+use super::http::{Body, HttpReply, HttpTarget};
+use super::{TransportError, ms_since};
+use serde_json::Value;
+use std::time::Instant;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// Like `HttpTarget::send`, but over a plain HTTP/1.1 connection of our own, so
+/// header names go out exactly as written (reqwest lower-cases them).
+/// Only for `http://` URLs.
+pub(super) async fn send_exact(
+    target: &HttpTarget,
+    method: &str,
+    headers: &[(String, String)],
+    body: Option<Vec<u8>>,
+    expect_id: Option<&Value>,
+) -> HttpReply {
+    let start = Instant::now();
+    let mut reply = HttpReply::default();
+    let deadline = tokio::time::Instant::now() + target.limits.request;
+    let url = match reqwest::Url::parse(&target.spec.url) {
+        Ok(u) if u.scheme() == "http" => u,
+        _ => {
+            reply.error = Some(TransportError::Io("header names with exact letter case can only be sent to an http:// URL".into()));
+            return reply;
+        }
+    };
+    let host = url.host_str().unwrap_or("127.0.0.1").to_string();
+    let port = url.port_or_known_default().unwrap_or(80);
+    let mut path = url.path().to_string();
+    if let Some(q) = url.query() {
+        path.push('?');
+        path.push_str(q);
+    }
+    let body = body.unwrap_or_default();
+    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Length: {}\r\nConnection: close\r\n", body.len());
+    for (k, v) in target.spec.headers.iter().chain(headers.iter()) {
+        if k.bytes().any(|b| b <= b' ' || b == b':' || b >= 0x7f) || v.bytes().any(|b| b == b'\r' || b == b'\n') {
+            reply.error = Some(TransportError::Io(format!("header `{k}` cannot be sent as written")));
+            return reply;
+        }
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    let io = async {
+        let mut sock = tokio::net::TcpStream::connect((host.as_str(), port)).await.map_err(|e| format!("connect to {host}:{port}: {e}"))?;
+        sock.write_all(head.as_bytes()).await.map_err(|e| e.to_string())?;
+        sock.write_all(&body).await.map_err(|e| e.to_string())?;
+        let mut rd = tokio::io::BufReader::new(sock);
+        let status_line = read_line_capped(&mut rd).await?;
+        let status: u16 = status_line
+            .split_whitespace()
+            .nth(1)
+            .and_then(|c| c.parse().ok())
+            .ok_or_else(|| format!("not an HTTP status line: {status_line:?}"))?;
+        let mut hs = Vec::new();
+        loop {
+            let line = read_line_capped(&mut rd).await?;
+            if line.is_empty() {
+                break;
+            }
+            if hs.len() > 200 {
+                return Err("more than 200 response headers".to_string());
+            }
+            if let Some((k, v)) = line.split_once(':') {
+                hs.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
+            }
+        }
+        Ok::<_, String>((status, hs, rd))
+    };
+    let (status, hs, rd) = match tokio::time::timeout_at(deadline, io).await {
+        Err(_) => {
+            reply.error = Some(TransportError::Timeout(format!("no HTTP response within {} ms", target.limits.request.as_millis())));
+            reply.ms = ms_since(start);
+            return reply;
+        }
+        Ok(Err(e)) => {
+            reply.error = Some(TransportError::Io(e));
+            reply.ms = ms_since(start);
+            return reply;
+        }
+        Ok(Ok(x)) => x,
+    };
+    reply.status = Some(status);
+    let chunked = hs.iter().any(|(k, v)| k == "transfer-encoding" && v.to_ascii_lowercase().contains("chunked"));
+    let length = hs.iter().find(|(k, _)| k == "content-length").and_then(|(_, v)| v.parse::<usize>().ok());
+    reply.headers = hs;
+    let framing = if chunked {
+        RawFraming::Chunked
+    } else if let Some(n) = length {
+        RawFraming::Length(n)
+    } else if status == 204 || status == 304 {
+        RawFraming::Length(0)
+    } else {
+        RawFraming::UntilClose
+    };
+    target.read_body(&mut reply, Body::Raw(RawBody { rd, framing }), expect_id, start, deadline, None).await;
+    reply
+}
+
+/// A body read from an own HTTP/1.1 connection.
+pub(super) struct RawBody {
+    rd: tokio::io::BufReader<tokio::net::TcpStream>,
+    framing: RawFraming,
+}
+
+impl RawBody {
+    pub(super) async fn chunk(&mut self) -> Result<Option<Vec<u8>>, String> {
+        let rd = &mut self.rd;
+        match &mut self.framing {
+            RawFraming::Length(0) => Ok(None),
+            RawFraming::Length(left) => {
+                let mut buf = vec![0u8; (*left).min(64 * 1024)];
+                let n = rd.read(&mut buf).await.map_err(|e| e.to_string())?;
+                if n == 0 {
+                    return Err(format!("connection closed with {left} body bytes still due"));
+                }
+                *left -= n;
+                buf.truncate(n);
+                Ok(Some(buf))
+            }
+            RawFraming::UntilClose => {
+                let mut buf = vec![0u8; 64 * 1024];
+                let n = rd.read(&mut buf).await.map_err(|e| e.to_string())?;
+                buf.truncate(n);
+                Ok(if n == 0 { None } else { Some(buf) })
+            }
+            RawFraming::Chunked => {
+                let line = read_line_capped(rd).await?;
+                let size_text = line.split(';').next().unwrap_or("").trim();
+                let size = usize::from_str_radix(size_text, 16).map_err(|_| format!("bad chunk size line {line:?}"))?;
+                if size == 0 {
+                    return Ok(None);
+                }
+                let mut buf = vec![0u8; size];
+                rd.read_exact(&mut buf).await.map_err(|e| e.to_string())?;
+                read_line_capped(rd).await?;
+                Ok(Some(buf))
+            }
+        }
+    }
+}
+
+enum RawFraming {
+    Length(usize),
+    Chunked,
+    UntilClose,
+}
+
+/// One CRLF-terminated line (without the line end), at most 8 KiB.
+async fn read_line_capped(rd: &mut tokio::io::BufReader<tokio::net::TcpStream>) -> Result<String, String> {
+    let mut line = Vec::new();
+    loop {
+        let mut b = [0u8; 1];
+        let n = rd.read(&mut b).await.map_err(|e| e.to_string())?;
+        if n == 0 {
+            return Err("connection closed in the middle of the response head".into());
+        }
+        if b[0] == b'\n' {
+            break;
+        }
+        line.push(b[0]);
+        if line.len() > 8192 {
+            return Err("a response head line is longer than 8 KiB".into());
+        }
+    }
+    if line.last() == Some(&b'\r') {
+        line.pop();
+    }
+    Ok(String::from_utf8_lossy(&line).into_owned())
+}

@@ -1,0 +1,131 @@
+//! What to reach: a command to spawn or a URL, and how each is shown in
+//! reports (secrets redacted).
+
+use super::http::HttpSpec;
+use super::stdio::{StdioSpec, shell_quote};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// The two ways of reaching a server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Transport {
+    Stdio,
+    Http,
+}
+
+impl Transport {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Transport::Stdio => "stdio",
+            Transport::Http => "http",
+        }
+    }
+    /// What one instance of the server is called over this transport.
+    pub fn noun(self) -> &'static str {
+        match self {
+            Transport::Stdio => "process",
+            Transport::Http => "connection",
+        }
+    }
+}
+
+impl std::fmt::Display for Transport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone)]
+pub enum TargetSpec {
+    Stdio(StdioSpec),
+    Http(HttpSpec),
+}
+
+impl TargetSpec {
+    pub fn transport(&self) -> Transport {
+        match self {
+            TargetSpec::Stdio(_) => Transport::Stdio,
+            TargetSpec::Http(_) => Transport::Http,
+        }
+    }
+
+    /// A description safe to put in reports.
+    pub fn describe(&self) -> Value {
+        match self {
+            TargetSpec::Stdio(s) => json!({
+                "transport": "stdio",
+                "command": s.command_line(),
+                "env": s.env.iter().map(|(k, _)| format!("{k}=[redacted]")).collect::<Vec<_>>(),
+            }),
+            TargetSpec::Http(h) => json!({
+                "transport": "http",
+                "url": redact_url(&h.url),
+                "headers": h.headers.iter().map(|(k, _)| format!("{k}: [redacted]")).collect::<Vec<_>>(),
+            }),
+        }
+    }
+
+    /// The command (stdio) or URL with its secrets removed (HTTP), quoted
+    /// for a shell: how a reproducer names the target.
+    pub fn shown(&self) -> String {
+        match self {
+            TargetSpec::Stdio(s) => s.command_line(),
+            TargetSpec::Http(h) => redact_url(&h.url),
+        }
+    }
+
+    /// The URL of an HTTP target.
+    pub fn url(&self) -> Option<&str> {
+        match self {
+            TargetSpec::Http(h) => Some(&h.url),
+            TargetSpec::Stdio(_) => None,
+        }
+    }
+
+    /// The same target seen through another identity: over HTTP its
+    /// `headers` replace the target's headers of the same name (and are
+    /// secret); over stdio `env` is added to the process environment.
+    pub fn with_identity(&self, headers: &[(String, String)], env: &[(String, String)]) -> TargetSpec {
+        match self {
+            TargetSpec::Http(h) => {
+                let mut spec = h.clone();
+                spec.headers.retain(|(k, _)| !headers.iter().any(|(r, _)| r.eq_ignore_ascii_case(k)));
+                spec.headers.extend(headers.iter().cloned());
+                spec.secret_headers.extend(headers.iter().map(|(k, _)| k.to_ascii_lowercase()));
+                TargetSpec::Http(spec)
+            }
+            TargetSpec::Stdio(s) => {
+                let mut spec = s.clone();
+                spec.env.retain(|(k, _)| !env.iter().any(|(r, _)| r == k));
+                spec.env.extend(env.iter().cloned());
+                TargetSpec::Stdio(spec)
+            }
+        }
+    }
+}
+
+impl StdioSpec {
+    /// The command as one shell-quoted line.
+    pub fn command_line(&self) -> String {
+        self.argv.iter().map(|a| shell_quote(a)).collect::<Vec<_>>().join(" ")
+    }
+}
+
+/// Strip userinfo and query values from a URL for reports.
+pub fn redact_url(u: &str) -> String {
+    match reqwest::Url::parse(u) {
+        Ok(mut url) => {
+            if !url.username().is_empty() || url.password().is_some() {
+                let _ = url.set_username("redacted");
+                let _ = url.set_password(None);
+            }
+            if url.query().is_some() {
+                let keys: Vec<String> = url.query_pairs().map(|(k, _)| format!("{k}=[redacted]")).collect();
+                url.set_query(Some(&keys.join("&")));
+            }
+            url.to_string()
+        }
+        Err(_) => u.to_string(),
+    }
+}
