@@ -2,12 +2,13 @@
 //! case's result and verdict, what the run learnt about each revision.
 //! Plain data; the reports read only this.
 
-use crate::transport::{Frame, Incoming, Transport, TransportError};
-use crate::wire::{self, Revision};
+use crate::transport::Incoming;
+use crate::wire;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use crate::transport::clip;
+pub use crate::transport::{Frame, Transport, TransportError, clip};
+pub use crate::wire::Revision;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]

@@ -9,7 +9,7 @@
 
 use super::calls::{self, Calls};
 use super::judge::admission::{self, ToolVerdict};
-use super::subscriptions::{self, ListenPair};
+use super::listen::{self, ListenPair};
 use super::walk::{ListMethod, Walk};
 use super::{Cx, Outcome};
 use crate::record::Exchange;
@@ -67,7 +67,7 @@ impl Facts {
     /// The subscriptions with an empty filter and with `toolsListChanged`,
     /// watched together once (with the trigger, if any).
     pub async fn trigger_listens(&self, cx: &Cx<'_>) -> Fact<ListenPair> {
-        self.listens.get_or_init(|| async { subscriptions::trigger_pair(cx).await.map(Arc::new) }).await.clone()
+        self.listens.get_or_init(|| async { listen::trigger_pair(cx).await.map(Arc::new) }).await.clone()
     }
 
     /// The baseline exchange already served for this request, if any.

@@ -17,6 +17,7 @@ mod facts;
 mod headers;
 mod input_required;
 mod lifecycle;
+mod listen;
 mod lists;
 mod registry;
 mod roles;

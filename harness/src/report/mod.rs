@@ -1,7 +1,7 @@
 //! Reports: JUnit XML (CI), a versioned JSON run report, a readable HTML
 //! page, and the console summary.
 
-use crate::record::{CaseResult, Exchange, RevisionInfo, Verdict, clip};
+use crate::record::{CaseResult, Exchange, RevisionInfo, Transport, Verdict, clip};
 use serde::Serialize;
 use serde_json::Value;
 use std::path::Path;
@@ -47,7 +47,7 @@ pub struct RunReport {
     /// mcpcert's own peak resident memory, in KiB (for benchmarks and
     /// the hostile-server tests).
     pub peak_rss_kib: u64,
-    pub transport: crate::transport::Transport,
+    pub transport: Transport,
     pub target: Value,
     pub revision_requested: String,
     pub revisions: Vec<RevisionInfo>,
