@@ -142,7 +142,12 @@ pub fn parse_file(name: &str, text: &str, validator: &jsonschema::Validator) -> 
     let err = |path: String, problem: String| LoadError { file: name.to_string(), path, problem };
     let doc: Value = serde_json::from_str(text).map_err(|e| err(String::new(), format!("not valid JSON: {e}")))?;
     if let Some(e) = validator.iter_errors(&doc).next() {
-        return Err(err(e.instance_path().to_string(), e.to_string()));
+        let path = e.instance_path().to_string();
+        // An unknown action: name the close ones, not just "not one of".
+        if let Some(Value::String(name)) = path.ends_with("/action").then(|| doc.pointer(&path)).flatten() {
+            return Err(err(path, unknown_action(name)));
+        }
+        return Err(err(path, e.to_string()));
     }
     let suite: RawSuite = serde_json::from_value(doc).map_err(|e| err(String::new(), e.to_string()))?;
     let rev = suite.revision;
@@ -162,10 +167,7 @@ pub fn parse_file(name: &str, text: &str, validator: &jsonschema::Validator) -> 
                 (Some(send), None, None) => Step::Send { name: s.name, send },
                 (None, Some(http), None) => Step::Http { name: s.name, http },
                 (None, None, Some(action)) => {
-                    let entry = checks::lookup(&action).ok_or_else(|| {
-                        let known: Vec<&str> = checks::REGISTRY.iter().map(|e| e.name).collect();
-                        err(at(&format!("/steps/{j}/action")), format!("unknown action `{action}`; known: {}", known.join(", ")))
-                    })?;
+                    let entry = checks::lookup(&action).ok_or_else(|| err(at(&format!("/steps/{j}/action")), unknown_action(&action)))?;
                     if !entry.revisions.contains(&rev) {
                         return Err(err(
                             at(&format!("/steps/{j}/action")),
@@ -247,6 +249,31 @@ pub fn parse_file(name: &str, text: &str, validator: &jsonschema::Validator) -> 
         });
     }
     Ok((rev, cases))
+}
+
+/// The message for an action name no check has, with the nearest names.
+fn unknown_action(name: &str) -> String {
+    let mut known: Vec<(usize, &str)> = checks::REGISTRY.iter().map(|e| (edit_distance(name, e.name), e.name)).collect();
+    known.sort();
+    let near: Vec<&str> = known.iter().take_while(|(d, _)| *d <= 3).map(|(_, n)| *n).take(3).collect();
+    let hint = if near.is_empty() { String::new() } else { format!(" (did you mean `{}`?)", near.join("` or `")) };
+    format!("unknown action `{name}`{hint}; `mcpcert list --checks` lists them all")
+}
+
+/// Levenshtein distance, for suggestions.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = if ca == *cb { prev } else { 1 + prev.min(row[j]).min(row[j + 1]) };
+            prev = cur;
+        }
+    }
+    row[b.len()]
 }
 
 fn finish(files: Vec<(String, String)>) -> Result<Catalog, LoadError> {

@@ -1,0 +1,62 @@
+//! A suite file with a typo is refused at load: exit 2, with the file and
+//! the JSON path in the message, before any server is started.
+
+mod common;
+
+use common::{mcpcert, outdir, refserver, workspace_root};
+use std::path::Path;
+
+/// A copy of the shipped suites with one text replaced in one file.
+fn suites_with(name: &str, file: &str, from: &str, to: &str) -> std::path::PathBuf {
+    let dir = outdir(name).join("suites");
+    for rev in ["2026-07-28", "2025-11-25"] {
+        std::fs::create_dir_all(dir.join(rev)).unwrap();
+        for e in std::fs::read_dir(workspace_root().join("suites").join(rev)).unwrap().flatten() {
+            std::fs::copy(e.path(), dir.join(rev).join(e.file_name())).unwrap();
+        }
+    }
+    let p = dir.join(file);
+    let text = std::fs::read_to_string(&p).unwrap();
+    assert!(text.contains(from), "{file} has no {from:?}");
+    std::fs::write(&p, text.replacen(from, to, 1)).unwrap();
+    dir
+}
+
+fn refused(dir: &Path, file: &str, path: &str, words: &str) {
+    let reports = dir.parent().unwrap().join("reports");
+    let server = format!("{} --stdio --era modern", refserver().display());
+    for args in [vec!["list", "--suites", dir.to_str().unwrap()], vec!["run", "--suites", dir.to_str().unwrap(), "--stdio", &server]] {
+        let mut cmd = mcpcert();
+        cmd.args(&args);
+        if args[0] == "run" {
+            cmd.arg("--json").arg(reports.join("report.json"));
+        }
+        let out = cmd.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(&format!("suite file {file}: at {path}: ")), "{args:?}: {err}");
+        assert!(err.contains(words), "{args:?}: {err}");
+        assert!(!reports.join("report.json").exists(), "no reports for a suite that does not load");
+    }
+}
+
+#[test]
+fn a_misspelt_action_name_is_exit_2_naming_file_and_path() {
+    let dir =
+        suites_with("typo-action", "2026-07-28/20-tools.json", "\"action\": \"tools_cache_hints\"", "\"action\": \"tools_cache_hint\"");
+    refused(
+        &dir,
+        "2026-07-28/20-tools.json",
+        "/cases/1/steps/0/action",
+        "unknown action `tools_cache_hint` (did you mean `tools_cache_hints`?)",
+    );
+}
+
+#[test]
+fn a_misspelt_with_key_is_exit_2_naming_file_and_path() {
+    let dir = suites_with("typo-with", "2026-07-28/20-tools.json", "\"rule\": \"name\"", "\"rul\": \"name\"");
+    refused(&dir, "2026-07-28/20-tools.json", "/cases/6/steps/0/with", "unknown field `rul`");
+    // A known key whose value is not one the check takes.
+    let dir = suites_with("typo-value", "2026-07-28/40-headers.json", "\"probe\": \"missing\"", "\"probe\": \"mising\"");
+    refused(&dir, "2026-07-28/40-headers.json", "/cases/0/steps/0/with", "mising");
+}
