@@ -153,7 +153,7 @@ fn forbidden(views: &[(&Role, Seen)], out: &mut Outcome) {
     for (role, seen) in views {
         let matchers: Vec<Matcher> = match role.never_see.iter().map(|e| Matcher::new(e)).collect() {
             Ok(m) => m,
-            Err(e) => return out.set_error(e),
+            Err(e) => return out.set_error(e.to_string()),
         };
         if matchers.is_empty() {
             continue;

@@ -124,6 +124,11 @@ pub struct Role {
     pub never_see: Vec<String>,
 }
 
+/// A `/regex/` never-see entry that does not compile.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+pub struct PatternError(pub String);
+
 /// A compiled never-see entry: a literal (any letter case) or `/regex/`.
 pub struct Matcher {
     text: String,
@@ -131,12 +136,12 @@ pub struct Matcher {
 }
 
 impl Matcher {
-    pub fn new(entry: &str) -> Result<Matcher, String> {
+    pub fn new(entry: &str) -> Result<Matcher, PatternError> {
         if entry.len() > 2 && entry.starts_with('/') && entry.ends_with('/') {
             let pattern = &entry[1..entry.len() - 1];
             let v = jsonschema::options()
                 .build(&json!({"type": "string", "pattern": pattern}))
-                .map_err(|e| format!("never_see pattern {entry}: {e}"))?;
+                .map_err(|e| PatternError(format!("never_see pattern {entry}: {e}")))?;
             return Ok(Matcher { text: entry.to_string(), regex: Some(v) });
         }
         Ok(Matcher { text: entry.to_lowercase(), regex: None })

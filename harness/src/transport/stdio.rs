@@ -403,7 +403,12 @@ async fn read_stderr(mut err: tokio::process::ChildStderr, log: Arc<Mutex<Stderr
 /// Split a command line into argv: whitespace separates words; single quotes
 /// keep text literally; double quotes allow `\"` and `\\`; a backslash
 /// outside quotes escapes the next character.
-pub fn split_command(line: &str) -> Result<Vec<String>, String> {
+/// A command line that cannot be split into words.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+pub struct CommandLineError(&'static str);
+
+pub fn split_command(line: &str) -> Result<Vec<String>, CommandLineError> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut in_word = false;
@@ -416,7 +421,7 @@ pub fn split_command(line: &str) -> Result<Vec<String>, String> {
                     match chars.next() {
                         Some('\'') => break,
                         Some(x) => cur.push(x),
-                        None => return Err("unterminated single quote in command".into()),
+                        None => return Err(CommandLineError("unterminated single quote in command")),
                     }
                 }
             }
@@ -431,10 +436,10 @@ pub fn split_command(line: &str) -> Result<Vec<String>, String> {
                                 cur.push('\\');
                                 cur.push(x)
                             }
-                            None => return Err("unterminated double quote in command".into()),
+                            None => return Err(CommandLineError("unterminated double quote in command")),
                         },
                         Some(x) => cur.push(x),
-                        None => return Err("unterminated double quote in command".into()),
+                        None => return Err(CommandLineError("unterminated double quote in command")),
                     }
                 }
             }
@@ -460,7 +465,7 @@ pub fn split_command(line: &str) -> Result<Vec<String>, String> {
         out.push(cur);
     }
     if out.is_empty() {
-        return Err("empty command".into());
+        return Err(CommandLineError("empty command"));
     }
     Ok(out)
 }

@@ -21,12 +21,13 @@ pub fn encode_str(s: &str) -> String {
 }
 
 /// Encode an integer; values beyond ±(2^53−1) are refused, never rounded.
-pub fn encode_int(i: i64) -> Result<String, String> {
-    if (-MAX_SAFE_INTEGER..=MAX_SAFE_INTEGER).contains(&i) {
-        Ok(i.to_string())
-    } else {
-        Err(format!("{i} is outside ±{MAX_SAFE_INTEGER} and cannot be mirrored in a header"))
-    }
+/// An integer a header cannot carry exactly.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0} is outside ±{MAX_SAFE_INTEGER} and cannot be mirrored in a header")]
+pub struct OutOfRange(pub i64);
+
+pub fn encode_int(i: i64) -> Result<String, OutOfRange> {
+    if (-MAX_SAFE_INTEGER..=MAX_SAFE_INTEGER).contains(&i) { Ok(i.to_string()) } else { Err(OutOfRange(i)) }
 }
 
 pub fn encode_bool(b: bool) -> &'static str {

@@ -332,12 +332,17 @@ fn secret_like(property: &str, header: &str, policy: &Policy) -> Option<String> 
 /// Tools from what `mcpcert lint` reads: a JSON-RPC response, a
 /// `tools/list` result, an array of tools, or several of these in a row
 /// (pages, e.g. a transcript of JSON lines).
-pub fn tools_from_documents(text: &str) -> Result<Vec<Value>, String> {
+/// Input `mcpcert lint` cannot read as tool descriptors.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+pub struct NotDescriptors(String);
+
+pub fn tools_from_documents(text: &str) -> Result<Vec<Value>, NotDescriptors> {
     let mut tools = Vec::new();
     let stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
     let mut docs = 0;
     for (i, doc) in stream.enumerate() {
-        let doc = doc.map_err(|e| format!("document {}: not JSON: {e}", i + 1))?;
+        let doc = doc.map_err(|e| NotDescriptors(format!("document {}: not JSON: {e}", i + 1)))?;
         docs += 1;
         let list = if let Some(a) = doc.as_array() {
             Some(a.clone())
@@ -350,15 +355,15 @@ pub fn tools_from_documents(text: &str) -> Result<Vec<Value>, String> {
             Some(l) => tools.extend(l),
             None if doc.get("method").is_some() || doc.pointer("/result").is_some() || doc.get("error").is_some() => {}
             None => {
-                return Err(format!(
+                return Err(NotDescriptors(format!(
                     "document {}: expected a tools/list result (an object with `tools`), a JSON-RPC response holding one, or an array of tools",
                     i + 1
-                ));
+                )));
             }
         }
     }
     if docs == 0 {
-        return Err("no JSON documents in the input".into());
+        return Err(NotDescriptors("no JSON documents in the input".into()));
     }
     Ok(tools)
 }
