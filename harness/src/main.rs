@@ -2,7 +2,9 @@ use clap::{Args, Parser, Subcommand};
 use mcpcert::checks::{self, Scope};
 use mcpcert::config::{self, ConfigFile, Policy};
 use mcpcert::record::{CaseResult, Verdict};
+use mcpcert::report::console::{self, Console};
 use mcpcert::report::{self, RunReport, Summary};
+use mcpcert::run::plan::Selection;
 use mcpcert::run::{RunConfig, Runner};
 use mcpcert::session::Probe;
 use mcpcert::suite::{self, Case, Catalog};
@@ -10,7 +12,6 @@ use mcpcert::transport::{HttpSpec, Limits, StdioSpec, TargetSpec, kill_all_group
 use mcpcert::wire::Revision;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// Exit codes (see README).
@@ -132,23 +133,25 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.cmd {
         Cmd::List { checks: true, .. } => {
+            let mut console = Console::new();
             for e in checks::REGISTRY {
                 let scope = if e.scope == Scope::Run { ", judges the whole run" } else { "" };
                 let revs: Vec<&str> = e.revisions.iter().map(|r| r.as_str()).collect();
-                println!("{}  [{}{scope}]\n    {}", e.name, revs.join(", "), e.about);
+                console.line(format!("{}  [{}{scope}]\n    {}", e.name, revs.join(", "), e.about));
             }
             ExitCode::from(EXIT_OK)
         }
         Cmd::List { suites, .. } => match load_catalog(suites.as_ref()) {
             Ok(cat) => {
+                let mut console = Console::new();
                 for c in &cat.cases {
-                    println!("{}  [{}]  needs: {}", c.id, c.level.as_str(), needs(c));
+                    console.line(format!("{}  [{}]  needs: {}", c.id, c.level.as_str(), needs(c)));
                 }
-                println!("\n{} cases; suites {}", cat.cases.len(), cat.digest);
+                console.line(format!("\n{} cases; suites {}", cat.cases.len(), cat.digest));
                 ExitCode::from(EXIT_OK)
             }
             Err(e) => {
-                eprintln!("error: {e}");
+                console::err_line(format!("error: {e}"));
                 ExitCode::from(EXIT_USAGE)
             }
         },
@@ -189,16 +192,17 @@ fn lint(file: &Path, revision: &str, config: Option<&PathBuf>, as_json: bool) ->
     }
     let verdicts = admission::admit_all(&tools, rev, &policy);
     let rejected = verdicts.iter().filter(|v| !v.admitted).count();
+    let mut console = Console::new();
     if as_json {
-        println!("{}", serde_json::to_string_pretty(&serde_json::json!({"revision": revision, "tools": verdicts})).unwrap_or_default());
+        console.line(serde_json::to_string_pretty(&serde_json::json!({"revision": revision, "tools": verdicts})).unwrap_or_default());
     } else {
         for v in &verdicts {
-            println!("{} {}", if v.admitted { "admitted" } else { "REJECTED" }, v.name);
+            console.line(format!("{} {}", if v.admitted { "admitted" } else { "REJECTED" }, v.name));
             for f in &v.findings {
-                println!("    [{}] {}: {}", f.weight.as_str(), f.rule.as_str(), f.message);
+                console.line(format!("    [{}] {}: {}", f.weight.as_str(), f.rule.as_str(), f.message));
             }
         }
-        println!("\n{} tools: {} admitted, {rejected} rejected ({revision} rules)", verdicts.len(), verdicts.len() - rejected);
+        console.line(format!("\n{} tools: {} admitted, {rejected} rejected ({revision} rules)", verdicts.len(), verdicts.len() - rejected));
     }
     if rejected > 0 { EXIT_FAILED } else { EXIT_OK }
 }
@@ -235,7 +239,7 @@ fn load_catalog(dir: Option<&PathBuf>) -> Result<Catalog, String> {
 }
 
 fn usage(msg: impl std::fmt::Display) -> u8 {
-    eprintln!("error: {msg}");
+    console::err_line(format!("error: {msg}"));
     EXIT_USAGE
 }
 
@@ -295,6 +299,59 @@ fn policy_from(args: &RunArgs, cfg_file: Option<&(PathBuf, ConfigFile)>) -> Resu
     Ok(policy)
 }
 
+/// The signal that interrupted the run (0: none yet).
+type Interrupt = tokio::sync::watch::Receiver<i32>;
+
+/// Wait for SIGINT, SIGTERM or SIGHUP: kill the server processes at once
+/// and tell the run, which stops, marks what is left `error: interrupted`
+/// and writes its reports. A second signal ends the process at once.
+fn watch_signals(rt: &tokio::runtime::Runtime) -> Interrupt {
+    let (tx, rx) = tokio::sync::watch::channel(0);
+    rt.spawn(async move {
+        let mut first = true;
+        loop {
+            let sig = next_signal().await;
+            kill_all_groups();
+            if !first {
+                std::process::exit(128 + sig);
+            }
+            first = false;
+            console::err_line(format!("\ninterrupted ({}): server processes killed; writing the reports", signal_name(sig)));
+            let _ = tx.send(sig);
+        }
+    });
+    rx
+}
+
+#[cfg(unix)]
+async fn next_signal() -> i32 {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut hup)) = (signal(SignalKind::terminate()), signal(SignalKind::hangup())) else {
+        return if tokio::signal::ctrl_c().await.is_ok() { 2 } else { std::future::pending().await };
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => 2,
+        _ = term.recv() => 15,
+        _ = hup.recv() => 1,
+    }
+}
+
+#[cfg(not(unix))]
+async fn next_signal() -> i32 {
+    match tokio::signal::ctrl_c().await {
+        Ok(()) => 2,
+        Err(_) => std::future::pending().await,
+    }
+}
+
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        1 => "SIGHUP",
+        15 => "SIGTERM",
+        _ => "SIGINT",
+    }
+}
+
 fn run(args: RunArgs) -> u8 {
     let catalog = match load_catalog(args.suites.as_ref()) {
         Ok(c) => c,
@@ -307,6 +364,18 @@ fn run(args: RunArgs) -> u8 {
             None => return usage(format!("--revision must be auto, 2026-07-28 or 2025-11-25 (got `{r}`)")),
         },
     };
+    let selection = Selection { revision, filter: args.filter.clone(), exact: args.exact, skip: args.skip.clone() };
+    let cases = selection.apply(&catalog.cases);
+    let mut console = Console::new();
+    if args.list {
+        for c in &cases {
+            console.line(format!("{}  [{}]", c.id, c.level));
+        }
+        return EXIT_OK;
+    }
+    if cases.is_empty() {
+        return usage(format!("no case matches {} (`mcpcert list` prints every case id)", selection.describe()));
+    }
     let cfg_file = match &args.config {
         Some(p) => match config::load(p) {
             Ok(c) => Some((p.clone(), c)),
@@ -323,110 +392,78 @@ fn run(args: RunArgs) -> u8 {
         Ok(p) => p,
         Err(e) => return usage(e),
     };
-
     let rerun_base = rerun_command(&args, &target);
-    let cases: Vec<Case> = catalog.cases.iter().filter(|c| revision.is_none_or(|r| c.revision == r)).cloned().collect();
-    let lt_args = libtest_mimic::Arguments {
-        filter: args.filter.clone(),
-        exact: args.exact,
-        skip: args.skip.clone(),
-        list: args.list,
-        test_threads: Some(1),
-        ..Default::default()
-    };
-    if args.list {
-        let trials = cases.iter().map(|c| libtest_mimic::Trial::test(c.id.clone(), || Ok(())).with_kind(c.level.as_str())).collect();
-        let _ = libtest_mimic::run(&lt_args, trials);
-        return EXIT_OK;
-    }
-    // Only probe the revisions whose cases survive the filters.
-    let mut effective_rev = revision;
-    if effective_rev.is_none() {
-        let revs: std::collections::BTreeSet<Revision> = cases
-            .iter()
-            .filter(|c| !lt_args.is_filtered_out(&libtest_mimic::Trial::test(c.id.clone(), || Ok(()))))
-            .map(|c| c.revision)
-            .collect();
-        if revs.len() == 1 {
-            effective_rev = revs.into_iter().next();
-        }
-    }
+    // Only probe the revisions whose cases were selected.
+    let revs: std::collections::BTreeSet<Revision> = cases.iter().map(|c| c.revision).collect();
+    let effective_rev = if revs.len() == 1 { revs.into_iter().next() } else { revision };
 
     let rt = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
-        Ok(rt) => Arc::new(rt),
+        Ok(rt) => rt,
         Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
+            console::err_line(format!("error: cannot start the async runtime: {e}"));
             return EXIT_FAILED;
         }
     };
-    rt.spawn(async {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            kill_all_groups();
-            eprintln!("\ninterrupted: server processes killed");
-            std::process::exit(130);
-        }
-    });
+    let interrupt = watch_signals(&rt);
 
     let started_unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
     let mut runner = Runner::new(RunConfig { target: target.clone(), limits, revision: effective_rev, rerun_base, policy });
-    let probe = rt.block_on(runner.prepare());
-    let runner = Arc::new(runner);
-    // When the target cannot be reached every case is an error with the
-    // reason; it still goes through the same trials, console and reports.
-    let target_problem = match probe {
-        Probe::Unreachable(why) => {
-            eprintln!("error: the target could not be started or reached: {why}");
-            Some(why)
+    let probe = rt.block_on(async {
+        let mut irq = interrupt.clone();
+        tokio::select! {
+            p = runner.prepare() => Some(p),
+            _ = irq.wait_for(|s| *s != 0) => None,
         }
-        Probe::Ready => {
+    });
+    // When the target cannot be reached every case is an error with the
+    // reason; it still goes through the same console and reports.
+    let target_problem = match &probe {
+        Some(Probe::Unreachable(why)) => {
+            console::err_line(format!("error: the target could not be started or reached: {why}"));
+            Some(why.clone())
+        }
+        Some(Probe::Ready) => {
             for info in runner.revision_infos() {
-                eprintln!("revision {}: {} ({})", info.revision, if info.supported { "served" } else { "not served" }, info.reason);
+                console::err_line(format!(
+                    "revision {}: {} ({})",
+                    info.revision,
+                    if info.supported { "served" } else { "not served" },
+                    info.reason
+                ));
             }
             None
         }
+        None => None,
     };
-    let results: Arc<Mutex<Vec<CaseResult>>> = Arc::new(Mutex::new(Vec::new()));
     let strict = args.strict;
-    let trials: Vec<libtest_mimic::Trial> = cases
-        .iter()
-        .map(|c| {
-            let case = c.clone();
-            let runner = runner.clone();
-            let rt = rt.clone();
-            let results = results.clone();
-            let problem = target_problem.clone();
-            libtest_mimic::Trial::ignorable_test(c.id.clone(), move || {
-                let res = match &problem {
-                    Some(why) => {
-                        runner.result_for(&case, Verdict::Error, format!("not run: the target could not be started or reached: {why}"))
+    console.line(format!("\nrunning {} case{}", cases.len(), if cases.len() == 1 { "" } else { "s" }));
+    let mut results: Vec<CaseResult> = Vec::new();
+    for case in &cases {
+        let sig = *interrupt.borrow();
+        let res = if sig != 0 {
+            runner.result_for(case, Verdict::Error, format!("not run: the run was interrupted ({})", signal_name(sig)))
+        } else if let Some(why) = &target_problem {
+            runner.result_for(case, Verdict::Error, format!("not run: the target could not be started or reached: {why}"))
+        } else {
+            rt.block_on(async {
+                let mut irq = interrupt.clone();
+                tokio::select! {
+                    r = runner.run_case(case) => r,
+                    sig = irq.wait_for(|s| *s != 0) => {
+                        let sig = sig.map(|s| *s).unwrap_or(2);
+                        runner.result_for(case, Verdict::Error, format!("interrupted ({}) while it ran", signal_name(sig)))
                     }
-                    None => rt.block_on(runner.run_case(&case)),
-                };
-                let outcome = match res.verdict {
-                    Verdict::Pass => Ok(libtest_mimic::Completion::Completed),
-                    Verdict::Warn if !strict => Ok(libtest_mimic::Completion::Completed),
-                    Verdict::NotApplicable => Ok(libtest_mimic::Completion::ignored_with(format!("n/a: {}", res.message))),
-                    _ => Err(libtest_mimic::Failed::from(report::failure_text(&res))),
-                };
-                results.lock().unwrap_or_else(|p| p.into_inner()).push(res);
-                outcome
+                }
             })
-            .with_kind(c.level.as_str())
-        })
-        .collect();
-    let _ = libtest_mimic::run(&lt_args, trials);
+        };
+        console.case(&res, strict);
+        results.push(res);
+    }
     rt.block_on(runner.shutdown());
     let (revisions, run_started) = (runner.revision_infos(), runner.started());
 
-    let results = results.lock().unwrap_or_else(|p| p.into_inner()).clone();
-    let warns: Vec<&CaseResult> = results.iter().filter(|r| r.verdict == Verdict::Warn).collect();
-    if !warns.is_empty() && !args.strict {
-        println!("warnings (SHOULD-level rules not met; --strict makes them fail):");
-        for w in &warns {
-            println!("    {}: {}", w.id, w.message.lines().next().unwrap_or(""));
-        }
-        println!();
-    }
+    console.failures(&results, strict);
+    console.warnings(&results, strict);
     let summary = Summary::of(&results);
     let rep = RunReport {
         format: "mcpcert-run-report",
@@ -452,11 +489,22 @@ fn run(args: RunArgs) -> u8 {
         ("HTML", report::write_html(&rep, &args.html)),
     ] {
         if let Err(e) = res {
-            eprintln!("error: could not write the {what} report: {e}");
+            console::err_line(format!("error: could not write the {what} report: {e}"));
             write_err = true;
         }
     }
-    println!(
+    let failed = write_err || results.iter().any(|r| r.counts_as_failure(strict));
+    console.line(format!(
+        "\ntest result: {}. {} pass, {} fail, {} warn, {} n/a, {} error; finished in {:.2}s",
+        if failed || target_problem.is_some() { "FAILED" } else { "ok" },
+        summary.pass,
+        summary.fail,
+        summary.warn,
+        summary.na,
+        summary.error,
+        run_started.elapsed().as_secs_f64()
+    ));
+    console.line(format!(
         "mcpcert: {} pass, {} fail, {} warn, {} n/a, {} error; reports: {}, {}, {}",
         summary.pass,
         summary.fail,
@@ -466,11 +514,15 @@ fn run(args: RunArgs) -> u8 {
         args.junit.display(),
         args.json.display(),
         args.html.display()
-    );
+    ));
+    let sig = *interrupt.borrow();
+    if sig != 0 {
+        return (128 + sig) as u8;
+    }
     if target_problem.is_some() {
         return EXIT_UNREACHABLE;
     }
-    if write_err || results.iter().any(|r| r.counts_as_failure(args.strict)) {
+    if failed {
         return EXIT_FAILED;
     }
     EXIT_OK

@@ -133,7 +133,7 @@ fn clean_reference_server_exits_0_and_filters_work() {
     let r = report(&dir);
     assert_eq!(r["cases"].as_array().unwrap().len(), 1);
     assert_eq!(r["format_version"], 1);
-    assert!(out.contains("test result: ok. 1 passed"), "{out}");
+    assert!(out.contains("test result: ok. 1 pass, 0 fail, 0 warn, 0 n/a, 0 error"), "{out}");
 }
 
 #[test]

@@ -1,6 +1,8 @@
 //! Reports: JUnit XML (CI), a versioned JSON run report, a readable HTML
 //! page, and the console summary.
 
+pub mod console;
+
 use crate::record::{CaseResult, Exchange, RevisionInfo, Transport, Verdict, clip};
 use serde::Serialize;
 use serde_json::Value;

@@ -3,6 +3,7 @@
 //! expectations, and its verdict with a reproducer. Produces the record.
 
 mod expect;
+pub mod plan;
 mod reproduce;
 mod steps;
 

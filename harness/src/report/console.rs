@@ -1,0 +1,85 @@
+//! The console: a line per case as it finishes, then the failures with
+//! their reproducers, then the counts. Writing never panics: once stdout
+//! is closed (`mcpcert … | head`), console output stops quietly and the run
+//! goes on to write its reports.
+
+use crate::record::{CaseResult, Verdict};
+use std::io::Write;
+
+pub struct Console {
+    closed: bool,
+}
+
+impl Default for Console {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Console {
+    pub fn new() -> Console {
+        Console { closed: false }
+    }
+
+    /// One line on stdout (nothing once stdout is closed).
+    pub fn line(&mut self, text: impl AsRef<str>) {
+        if self.closed {
+            return;
+        }
+        let mut out = std::io::stdout().lock();
+        if writeln!(out, "{}", text.as_ref()).and_then(|_| out.flush()).is_err() {
+            self.closed = true;
+        }
+    }
+
+    /// The line for a finished case.
+    pub fn case(&mut self, r: &CaseResult, strict: bool) {
+        let outcome = match r.verdict {
+            Verdict::Pass => "ok".to_string(),
+            Verdict::Warn if strict => "FAILED (warn, --strict)".into(),
+            Verdict::Warn => "warn".into(),
+            Verdict::NotApplicable => format!("n/a: {}", first_line(&r.message)),
+            Verdict::Fail => "FAILED".into(),
+            Verdict::Error => "ERROR".into(),
+        };
+        self.line(format!("test {:<12} {} ... {outcome}", format!("[{}]", r.level), r.id));
+    }
+
+    /// Every case that counts against the run, with its full text.
+    pub fn failures(&mut self, results: &[CaseResult], strict: bool) {
+        let failed: Vec<&CaseResult> = results.iter().filter(|r| r.counts_as_failure(strict)).collect();
+        if failed.is_empty() {
+            return;
+        }
+        self.line("\nfailures:");
+        for r in &failed {
+            self.line(format!("\n---- {} ({}) ----\n{}", r.id, r.verdict.as_str(), super::failure_text(r).trim_end()));
+        }
+        self.line("\nfailures:");
+        for r in &failed {
+            self.line(format!("    {}", r.id));
+        }
+    }
+
+    /// SHOULD-level findings that do not fail the run.
+    pub fn warnings(&mut self, results: &[CaseResult], strict: bool) {
+        let warns: Vec<&CaseResult> = results.iter().filter(|r| r.verdict == Verdict::Warn).collect();
+        if warns.is_empty() || strict {
+            return;
+        }
+        self.line("\nwarnings (SHOULD-level rules not met; --strict makes them fail):");
+        for w in &warns {
+            self.line(format!("    {}: {}", w.id, first_line(&w.message)));
+        }
+    }
+}
+
+/// A line on stderr; a closed stderr is ignored.
+pub fn err_line(text: impl AsRef<str>) {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{}", text.as_ref());
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or("")
+}

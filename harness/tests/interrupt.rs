@@ -1,0 +1,122 @@
+//! The run under a closed stdout and under signals: the console stops
+//! quietly, an interrupt (SIGTERM, SIGHUP, as CI cancel buttons and
+//! `timeout` send them) kills the server processes, marks what is left
+//! `error: interrupted`, writes every report and exits 128 + the signal.
+
+mod common;
+
+use common::{mcpcert, outdir, refserver, report, report_args, workspace_root};
+use std::io::{BufRead, BufReader, Read};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+/// Processes whose command line holds `tag` (mcpcert itself aside).
+fn left_behind(tag: &str) -> Vec<String> {
+    std::thread::sleep(Duration::from_millis(300));
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(tag) && !c.contains("mcpcert run"))
+        .collect()
+}
+
+fn signal(child: &Child, sig: i32) {
+    // SAFETY: kill takes two integers; the pid is our own child's, still
+    // unreaped (we wait for it afterwards).
+    unsafe {
+        libc::kill(child.id() as i32, sig);
+    }
+}
+
+#[test]
+fn a_closed_stdout_ends_the_console_quietly_and_the_reports_are_written() {
+    let mut child = mcpcert().arg("list").stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("panicked"));
+
+    let dir = outdir("closed-stdout");
+    let mut cmd = mcpcert();
+    cmd.args(["run", "--stdio", &format!("{} --era modern", refserver().display())]).stdout(Stdio::piped()).stderr(Stdio::piped());
+    report_args(&mut cmd, &dir);
+    let mut child = cmd.spawn().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("running") {
+        line.clear();
+        stdout.read_line(&mut line).unwrap();
+    }
+    drop(stdout);
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let r = report(&dir);
+    assert_eq!(r["summary"]["total"], r["cases"].as_array().unwrap().len());
+    assert_eq!(r["summary"]["error"], 0, "every case ran to its verdict");
+}
+
+fn hostile(mode: &str, tag: &str) -> String {
+    format!("python3 {} {mode} - {tag}", workspace_root().join("fixtures/hostile/hostile.py").display())
+}
+
+#[test]
+fn sigterm_mid_run_kills_the_servers_and_writes_every_report() {
+    let tag = format!("sigterm-{}", std::process::id());
+    let dir = outdir("sigterm");
+    let mut cmd = mcpcert();
+    // A server that answers one byte at a time: the run takes a while.
+    cmd.args(["run", "--stdio", &hostile("trickle", &tag), "--revision", "2026-07-28"]).stdout(Stdio::piped()).stderr(Stdio::null());
+    report_args(&mut cmd, &dir);
+    let mut child = cmd.spawn().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    while !line.starts_with("test ") {
+        line.clear();
+        assert!(stdout.read_line(&mut line).unwrap() > 0, "the run ended before its first case");
+    }
+    let start = Instant::now();
+    signal(&child, libc::SIGTERM);
+    let status = child.wait().unwrap();
+    assert!(start.elapsed() < Duration::from_secs(5), "the run must stop at once, took {:?}", start.elapsed());
+    assert_eq!(status.code(), Some(143));
+    let r = report(&dir);
+    let cases = r["cases"].as_array().unwrap();
+    assert_eq!(cases.len() as u64, r["summary"]["total"].as_u64().unwrap());
+    let interrupted =
+        cases.iter().filter(|c| c["verdict"] == "error" && c["message"].as_str().unwrap().contains("interrupted (SIGTERM)")).count();
+    assert!(interrupted > 0, "the cases not finished say why");
+    assert!(std::fs::read_to_string(dir.join("junit.xml")).unwrap().contains("interrupted"));
+    assert!(dir.join("report.html").is_file());
+    assert!(left_behind(&tag).is_empty(), "server processes left: {:?}", left_behind(&tag));
+}
+
+#[test]
+fn sighup_while_the_target_starts_stops_the_run_too() {
+    let tag = format!("sighup-{}", std::process::id());
+    let dir = outdir("sighup");
+    let mut cmd = mcpcert();
+    // Half a line, then silence: the probe would wait out the start-up timeout.
+    cmd.args(["run", "--stdio", &hostile("partial-then-silence", &tag), "--startup-timeout-ms", "20000"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    report_args(&mut cmd, &dir);
+    let mut child = cmd.spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    let start = Instant::now();
+    signal(&child, libc::SIGHUP);
+    let status = child.wait().unwrap();
+    assert!(start.elapsed() < Duration::from_secs(5), "took {:?}", start.elapsed());
+    assert_eq!(status.code(), Some(129));
+    let r = report(&dir);
+    assert!(
+        r["cases"].as_array().unwrap().iter().all(|c| c["verdict"] == "error" && c["message"].as_str().unwrap().contains("SIGHUP")),
+        "{r}"
+    );
+    assert!(left_behind(&tag).is_empty(), "server processes left: {:?}", left_behind(&tag));
+}
