@@ -145,7 +145,7 @@ fn main() -> ExitCode {
             Ok(cat) => {
                 let mut console = Console::new();
                 for c in &cat.cases {
-                    console.line(format!("{}  [{}]  needs: {}", c.id, c.level.as_str(), needs(c)));
+                    console.line(format!("{}  [{}]  needs: {}\n    basis: {}", c.id, c.level.as_str(), needs(c), c.basis.render()));
                 }
                 console.line(format!("\n{} cases; suites {}", cat.cases.len(), cat.digest));
                 ExitCode::from(EXIT_OK)

@@ -77,6 +77,66 @@ impl Level {
     }
 }
 
+/// The word of the spec a case's level rests on.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+pub enum Keyword {
+    #[serde(rename = "MUST")]
+    Must,
+    #[serde(rename = "MUST NOT")]
+    MustNot,
+    #[serde(rename = "SHOULD")]
+    Should,
+    #[serde(rename = "SHOULD NOT")]
+    ShouldNot,
+    #[serde(rename = "MAY")]
+    May,
+    /// The spec describes the behaviour without a keyword.
+    #[serde(rename = "none")]
+    None,
+    /// The spec says nothing: the rule is mcpcert's (POLICY).
+    #[serde(rename = "silent")]
+    Silent,
+}
+
+/// The sentence of the spec a case's level rests on, so that a vendor can
+/// dispute a verdict with facts.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Basis {
+    /// The sentence, quoted (white space folded).
+    pub quote: String,
+    /// Where it stands: `<revision>/<document>#<anchor>`.
+    pub source: String,
+    pub keyword: Keyword,
+}
+
+impl Basis {
+    /// One line for messages and `mcpcert list`.
+    pub fn render(&self) -> String {
+        let kind = match self.keyword {
+            Keyword::None => " (no keyword: described behaviour)",
+            Keyword::Silent => " (POLICY: the spec is silent; the nearest text)",
+            _ => "",
+        };
+        format!("“{}” ({}){kind}", self.quote, self.source)
+    }
+
+    /// Why a case of `level` cannot rest on this sentence, if it cannot: a
+    /// case may be weaker than its sentence (a black box cannot see every
+    /// condition of a MUST), never stronger, and a sentence that is silent
+    /// or says MAY carries only POLICY.
+    pub fn mismatch(&self, level: Level) -> Option<String> {
+        let strong = matches!(level, Level::Must | Level::MustNot);
+        match self.keyword {
+            Keyword::Should | Keyword::ShouldNot if strong => Some(format!("level {level} rests on a {:?} sentence", self.keyword)),
+            Keyword::May | Keyword::Silent if level != Level::Policy => {
+                Some(format!("level {level}: a sentence that is silent or says MAY supports POLICY only"))
+            }
+            _ => None,
+        }
+    }
+}
+
 /// One request/response (or raw HTTP call) as it went over the wire, or a
 /// note (label and text only) that a case adds to its transcript.
 #[derive(Debug, Clone, Serialize, Default)]
@@ -216,6 +276,8 @@ pub struct CaseResult {
     pub level: Level,
     pub revision: Revision,
     pub spec: String,
+    /// The sentence of the spec the level rests on.
+    pub basis: Basis,
     pub transport: Transport,
     pub verdict: Verdict,
     #[serde(skip_serializing_if = "String::is_empty")]

@@ -68,18 +68,24 @@ pub struct Setup {
     pub transport: &'static str,
     pub era: String,
     pub faults: Vec<String>,
+    /// Conformant variations (`--quirk`).
+    pub quirks: Vec<String>,
     pub sse: bool,
 }
 
 impl Setup {
     pub fn new(transport: &'static str, era: &str) -> Setup {
-        Setup { transport, era: era.into(), faults: vec![], sse: false }
+        Setup { transport, era: era.into(), faults: vec![], quirks: vec![], sse: false }
     }
     fn server_args(&self) -> Vec<String> {
         let mut a = vec!["--era".to_string(), self.era.clone()];
         for f in &self.faults {
             a.push("--fault".into());
             a.push(f.clone());
+        }
+        for q in &self.quirks {
+            a.push("--quirk".into());
+            a.push(q.clone());
         }
         if self.sse {
             a.push("--sse".into());

@@ -115,7 +115,7 @@ fn usage_and_suite_errors_give_exit_2_naming_file_and_path() {
     std::fs::create_dir_all(dir.join("2026-07-28")).unwrap();
     std::fs::write(
         dir.join("2026-07-28/10-x.json"),
-        r#"{"format":1,"revision":"2026-07-28","area":"x","title":"t","cases":[{"id":"2026-07-28/x/a","title":"t","level":"MUST","spec":{"document":"d","anchor":"a"},"steps":[{"send":{"method":"m","metaa":"full"}}],"expect":[]}]}"#,
+        r#"{"format":1,"revision":"2026-07-28","area":"x","title":"t","cases":[{"id":"2026-07-28/x/a","title":"t","level":"MUST","spec":{"document":"d","anchor":"a"},"basis":{"quote":"q","source":"s","keyword":"MUST"},"steps":[{"send":{"method":"m","metaa":"full"}}],"expect":[]}]}"#,
     )
     .unwrap();
     let out = mcpcert().args(["run", "--stdio", "true", "--suites"]).arg(&dir).output().unwrap();

@@ -190,6 +190,32 @@ fn judge_fault(f: &FaultInfo, era: &str, t: &'static str, base: &BTreeMap<String
     (problems, proven)
 }
 
+/// Conformant behaviour real servers show: under each quirk the reference
+/// server still keeps every rule, so no case may go red, and the case the
+/// quirk is about gets the verdict named here.
+#[test]
+fn every_quirk_keeps_every_case_green() {
+    let quirks: [(&str, &str, &str, &str, Verdict); 6] = [
+        ("trigger-no-change", "http", "modern", "2026-07-28/subscriptions/list-changed-delivered", Verdict::Pass),
+        ("mrtr-ask-forever", "stdio", "modern", "2026-07-28/input-required/retry", Verdict::NotApplicable),
+        ("session-optional", "http", "legacy", "2025-11-25/lifecycle/http-session-required", Verdict::NotApplicable),
+        ("notification-500", "http", "modern", "2026-07-28/headers/notification-202", Verdict::Pass),
+        ("version-mismatch-32022", "http", "modern", "2026-07-28/headers/version-mismatch", Verdict::Pass),
+        ("serverinfo-also-top-level", "stdio", "modern", "2026-07-28/lifecycle/discover-server-info", Verdict::Pass),
+    ];
+    let listed = std::process::Command::new(refserver()).arg("--list-quirks").output().unwrap();
+    let listed = String::from_utf8_lossy(&listed.stdout);
+    assert_eq!(listed.lines().count(), quirks.len(), "every quirk has a test here:\n{listed}");
+    for (quirk, transport, era, id, verdict) in quirks {
+        let mut s = Setup::new(transport, era);
+        s.quirks = vec![quirk.to_string()];
+        let res = run_all(&s);
+        let b = bad(&res);
+        assert!(b.is_empty(), "quirk {quirk} ({transport}, {era}) turned cases red:\n{}", b.join("\n"));
+        assert_eq!(res[id].verdict, verdict, "quirk {quirk}: {id}: {}", res[id].message);
+    }
+}
+
 #[test]
 fn fault_list_names_each_fault_once() {
     let f = faults();

@@ -242,3 +242,41 @@ impl Check for SessionTerminateThen404 {
         out
     }
 }
+
+/// 2025-11-25 HTTP: a server that requires a session id answers 400 to a
+/// request without one. One that serves the request does not require it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionRequired {}
+
+impl Check for SessionRequired {
+    const NAME: &'static str = "session_required";
+    const ABOUT: &'static str = "a request without the Mcp-Session-Id the server issued gets HTTP 400, unless the server serves it (then it does not require one: n/a)";
+    const REVISIONS: &'static [Revision] = &[Revision::Legacy];
+
+    fn needs(&self) -> Vec<Need> {
+        vec![Need::Transport(Transport::Http)]
+    }
+
+    async fn run(&self, cx: &Cx<'_>) -> Outcome {
+        let mut out = Outcome::default();
+        let body = cx.request("tools/list", None);
+        let edits = [crate::wire::HeaderEdit::Remove("Mcp-Session-Id".into())];
+        let ex = match cx.session.on_main(&Msg::new(cx.rev, "tools/list without the session id", &body).edits(&edits), cx.case).await {
+            Ok(e) => e,
+            Err(e) => return Outcome::error(e.to_string()),
+        };
+        if let Some(e) = &ex.error {
+            out.set_error(format!("tools/list without the session id: {e}"));
+        } else if ex.result().is_some() {
+            out.set_na("the server served a request without the Mcp-Session-Id it issued, so it does not require one; the rule is for servers that do");
+        } else if ex.status != Some(400) {
+            out.fail(format!(
+                "a server that requires its session id should answer a request without it with HTTP 400; got {}",
+                ex.summary()
+            ));
+        }
+        out.exchanges.push(ex);
+        out
+    }
+}

@@ -4,7 +4,6 @@
 
 use super::Cx;
 use super::judge::listen::{Listen, acknowledged, refusal};
-use super::walk::{ListMethod, walk_on};
 use crate::config::InputTool;
 use crate::record::Exchange;
 use crate::session::Msg;
@@ -60,10 +59,6 @@ pub async fn listen_sessions(cx: &Cx<'_>, subs: Vec<(Value, Value)>, trigger: Op
         return Ok(all);
     }
     let window = if trigger.is_some() { WINDOW * 2 } else { WINDOW };
-    let mut tools_before = vec![];
-    if trigger.is_some() {
-        tools_before = cx.walk_main(ListMethod::Tools).await.map_err(|e| e.to_string())?.names();
-    }
     // Done, per stream: acknowledged, and (with a trigger) the trigger has run.
     let trigger_ran = Arc::new(AtomicBool::new(trigger.is_none()));
     let acked = Arc::new(AtomicUsize::new(0));
@@ -125,18 +120,15 @@ pub async fn listen_sessions(cx: &Cx<'_>, subs: Vec<(Value, Value)>, trigger: Op
             filter,
             frames,
             exchanges,
-            tools_before: tools_before.clone(),
-            tools_after: vec![],
             triggered: trigger.is_some(),
             own_stream: true,
             watched_ms: window.as_millis(),
         });
     }
     if let Some(t) = trigger {
-        let after = cx.walk_main(ListMethod::Tools).await.map_err(|e| e.to_string())?.names();
+        // The tool set as it was, for the cases that follow.
         let restore = call_named(cx, &format!("restore: tools/call {} again", t.tool), t).await?;
         for s in sessions.iter_mut() {
-            s.tools_after = after.clone();
             s.exchanges.push(restore.clone());
         }
     }
@@ -152,20 +144,7 @@ async fn listen_on_process(
     mut conn: Connection,
 ) -> Result<Listen, String> {
     let body = listen_body(&id, &filter);
-    let mut s = Listen {
-        id: id.clone(),
-        filter,
-        frames: vec![],
-        exchanges: vec![],
-        tools_before: vec![],
-        tools_after: vec![],
-        triggered: false,
-        own_stream: false,
-        watched_ms: 0,
-    };
-    if trigger.is_some() {
-        s.tools_before = cx.walk_main(ListMethod::Tools).await.map_err(|e| e.to_string())?.names();
-    }
+    let mut s = Listen { id: id.clone(), filter, frames: vec![], exchanges: vec![], triggered: false, own_stream: false, watched_ms: 0 };
     let text = body.to_string();
     let mut ex = Exchange {
         label: "subscriptions/listen".into(),
@@ -193,7 +172,6 @@ async fn listen_on_process(
         s.frames.extend(tex.frames.iter().filter(|f| f.id() != Some(&tid)).cloned());
         s.exchanges.push(tex);
         s.triggered = true;
-        s.tools_after = walk_on(cx, &mut conn, ListMethod::Tools).await.names();
     }
     for ex in &s.exchanges {
         cx.session.log(cx.rev, cx.case, ex);

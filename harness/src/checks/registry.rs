@@ -47,6 +47,7 @@ pub static REGISTRY: &[Entry] = &[
     entry::<lifecycle::ExitOnStdinEof>(),
     entry::<lifecycle::InitializeOnModern>(),
     entry::<lifecycle::SessionTerminateThen404>(),
+    entry::<lifecycle::SessionRequired>(),
     entry::<audits::StdoutOnlyJsonrpc>(),
     entry::<audits::NoServerRequests>(),
     entry::<audits::WireFramesValid>(),

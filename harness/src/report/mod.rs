@@ -155,7 +155,7 @@ fn first_line(s: &str) -> String {
 
 /// Expected vs actual plus the reproducer.
 pub fn failure_text(c: &CaseResult) -> String {
-    let mut s = format!("{}\n\nspec: {} [{}]\n", c.message, c.spec, c.level);
+    let mut s = format!("{}\n\nspec: {} [{}]\nbasis: {}\n", c.message, c.spec, c.level, c.basis.render());
     if let Some(r) = &c.reproducer {
         s.push_str("\nreproduce:\n");
         s.push_str(r);
@@ -214,6 +214,11 @@ pub fn html(report: &RunReport) -> String {
         if !c.message.is_empty() {
             detail.push_str(&format!("<pre>{}</pre>", esc(&c.message)));
         }
+        detail.push_str(&format!(
+            "<details><summary>why {}</summary><blockquote>{}</blockquote></details>",
+            esc(c.level.as_str()),
+            esc(&c.basis.render())
+        ));
         if let Some(r) = &c.reproducer {
             detail.push_str(&format!("<details><summary>reproduce</summary><pre>{}</pre></details>", esc(r)));
         }

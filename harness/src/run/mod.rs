@@ -75,6 +75,7 @@ impl Runner {
             level: case.level,
             revision: case.revision,
             spec: case.spec.render(case.revision),
+            basis: case.basis.clone(),
             transport: self.session.transport(),
             verdict,
             message,

@@ -6,7 +6,7 @@
 
 use super::{Applies, Assertion, Case, Catalog, Expectation, RawHttp, SendStep, SpecRef, Step};
 use crate::checks::{self, Need};
-use crate::record::Level;
+use crate::record::{Basis, Level};
 use crate::wire::Revision;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -52,6 +52,7 @@ struct RawCase {
     title: String,
     level: Level,
     spec: SpecRef,
+    basis: Basis,
     #[serde(default)]
     applies: Applies,
     steps: Vec<RawStep>,
@@ -158,6 +159,9 @@ pub fn parse_file(name: &str, text: &str, validator: &jsonschema::Validator) -> 
         if !raw.id.starts_with(&prefix) {
             return Err(err(at("/id"), format!("case id `{}` must start with `{prefix}`", raw.id)));
         }
+        if let Some(why) = raw.basis.mismatch(raw.level) {
+            return Err(err(at("/basis/keyword"), why));
+        }
         if raw.steps.is_empty() {
             return Err(err(at("/steps"), "a case needs at least one step".into()));
         }
@@ -240,6 +244,7 @@ pub fn parse_file(name: &str, text: &str, validator: &jsonschema::Validator) -> 
             title: raw.title,
             level: raw.level,
             spec: raw.spec,
+            basis: raw.basis,
             applies: raw.applies,
             steps,
             expect,
@@ -363,7 +368,7 @@ mod tests {
 
     fn one_case(step: &str, expect: &str) -> String {
         format!(
-            r#"{{"format":1,"revision":"2026-07-28","area":"a","title":"t","cases":[{{"id":"2026-07-28/a/b","title":"t","level":"MUST","spec":{{"document":"d","anchor":"x"}},"steps":[{step}],"expect":[{expect}]}}]}}"#
+            r#"{{"format":1,"revision":"2026-07-28","area":"a","title":"t","cases":[{{"id":"2026-07-28/a/b","title":"t","level":"MUST","spec":{{"document":"d","anchor":"x"}},"basis":{{"quote":"q","source":"s","keyword":"MUST"}},"steps":[{step}],"expect":[{expect}]}}]}}"#
         )
     }
 
@@ -398,6 +403,24 @@ mod tests {
         let legacy = one_case(r#"{"action":"no_server_requests"}"#, "").replace("2026-07-28", "2025-11-25");
         let e = parse_file("f", &legacy, &v).unwrap_err();
         assert_eq!(e.path, "/cases/0/steps/0/action", "{e}");
+    }
+
+    #[test]
+    fn a_level_stronger_than_its_sentence_is_refused() {
+        let v = format_validator();
+        let case = |level: &str, keyword: &str| {
+            one_case(r#"{"send":{"method":"m"}}"#, "")
+                .replace(r#""level":"MUST""#, &format!(r#""level":"{level}""#))
+                .replace(r#""keyword":"MUST""#, &format!(r#""keyword":"{keyword}""#))
+        };
+        assert!(parse_file("f", &case("MUST", "MUST"), &v).is_ok());
+        assert!(parse_file("f", &case("SHOULD", "MUST"), &v).is_ok(), "weaker than the sentence is allowed");
+        assert!(parse_file("f", &case("MUST", "none"), &v).is_ok(), "described behaviour");
+        assert!(parse_file("f", &case("POLICY", "silent"), &v).is_ok());
+        for (level, keyword) in [("MUST", "SHOULD"), ("MUST NOT", "SHOULD NOT"), ("SHOULD", "silent"), ("MUST", "MAY")] {
+            let e = parse_file("f", &case(level, keyword), &v).unwrap_err();
+            assert_eq!(e.path, "/cases/0/basis/keyword", "{level}/{keyword}: {e}");
+        }
     }
 
     #[test]

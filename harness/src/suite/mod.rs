@@ -8,7 +8,7 @@ mod load;
 pub use load::{BUILTIN, FORMAT_SCHEMA, LoadError, load_builtin, load_dir};
 
 use crate::checks::DynCheck;
-use crate::record::Level;
+use crate::record::{Basis, Level};
 use crate::transport::Transport;
 use crate::wire::{HeaderEdit, MetaMode, Revision};
 use serde::Deserialize;
@@ -30,6 +30,8 @@ pub struct Case {
     pub title: String,
     pub level: Level,
     pub spec: SpecRef,
+    /// The sentence of the spec the level rests on.
+    pub basis: Basis,
     pub applies: Applies,
     pub steps: Vec<Step>,
     pub expect: Vec<Expectation>,

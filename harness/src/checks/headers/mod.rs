@@ -360,13 +360,15 @@ async fn probe_standard(cx: &Cx<'_>, header: Header, probe: ProbeKind) -> Outcom
         }
     }
     if header == Header::Version && probe == ProbeKind::Mismatch {
-        // A supported header over a body naming another version.
+        // A supported header over a body naming another version. The body's
+        // version may be one the server does not serve, and the spec sets no
+        // order between the two checks: -32022 is a rightful answer too.
         probes = vec![Probe {
             body_version: Some("2025-06-18"),
             ..probe_of(
                 "with MCP-Protocol-Version 2026-07-28 over a body whose _meta names 2025-06-18".into(),
                 vec![HeaderEdit::Set(name.into(), wire::MODERN.into())],
-                Want::Reject,
+                Want::RejectVersion,
             )
         }];
     }

@@ -304,7 +304,7 @@ pub(super) async fn probe_notification(cx: &Cx<'_>) -> Outcome {
                 out.fail(format!("an accepted notification gets 202 with an empty body; the body was not empty ({})", ex.summary()));
             }
         }
-        Some(s) if (400..500).contains(&s) => {
+        Some(s) if (400..600).contains(&s) => {
             out.exchanges.push(Exchange::note("note", format!("the server refused the notification with HTTP {s}, which the spec allows")));
         }
         _ => out.fail(format!(

@@ -25,9 +25,6 @@ pub struct Listen {
     /// process while it was open (stdio), in order.
     pub frames: Vec<Frame>,
     pub exchanges: Vec<Exchange>,
-    /// Tool names before and after the trigger (when one ran).
-    pub tools_before: Vec<String>,
-    pub tools_after: Vec<String>,
     pub triggered: bool,
     /// HTTP: the frames came on the subscription's own stream. stdio: they
     /// came on the process, where other requests' notifications may mix in.
@@ -200,8 +197,6 @@ mod tests {
             filter,
             frames: frames.iter().map(|v| Frame::from_bytes(v.to_string().as_bytes(), 0)).collect(),
             exchanges: vec![],
-            tools_before: vec![],
-            tools_after: vec![],
             triggered: false,
             own_stream: true,
             watched_ms: 1500,
