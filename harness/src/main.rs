@@ -461,6 +461,7 @@ fn run(args: RunArgs) -> u8 {
     }
     rt.block_on(runner.shutdown());
     let (revisions, run_started) = (runner.revision_infos(), runner.started());
+    let run_warnings = runner.config_warnings();
 
     console.failures(&results, strict);
     console.warnings(&results, strict);
@@ -479,6 +480,7 @@ fn run(args: RunArgs) -> u8 {
         revisions,
         strict: args.strict,
         target_problem: target_problem.clone(),
+        warnings: run_warnings.clone(),
         summary: summary.clone(),
         cases: results.clone(),
     };
@@ -492,6 +494,9 @@ fn run(args: RunArgs) -> u8 {
             console::err_line(format!("error: could not write the {what} report: {e}"));
             write_err = true;
         }
+    }
+    for w in &run_warnings {
+        console.line(format!("\nwarning: {w}"));
     }
     let failed = write_err || results.iter().any(|r| r.counts_as_failure(strict));
     console.line(format!(

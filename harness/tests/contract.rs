@@ -239,3 +239,29 @@ fn a_subscription_never_acknowledged_leaves_nothing_unrequested_na_not_passed() 
         assert!(c["message"].as_str().unwrap().contains("never acknowledged"), "{c}");
     }
 }
+
+#[test]
+fn a_config_naming_a_tool_the_server_does_not_list_is_a_warning() {
+    let dir = outdir("config-typo");
+    let cfg = dir.join("target.toml");
+    let command = format!("{} --stdio --era modern", refserver().display());
+    std::fs::write(&cfg, format!("[target]\ncommand = {command:?}\n[tools.ehco]\ncall = false\n")).unwrap();
+    let mut cmd = mcpcert();
+    cmd.args(["run", "--config", cfg.to_str().unwrap(), "2026-07-28/tools/call-content"]);
+    report_args(&mut cmd, &dir);
+    let out = cmd.output().unwrap();
+    let console = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "a warning about the config does not fail the run: {console}");
+    assert!(console.contains("warning: the config's [tools.ehco] names `ehco`, which the server does not list in 2026-07-28"), "{console}");
+    let r = report(&dir);
+    assert!(r["warnings"][0].as_str().unwrap().contains("[tools.ehco]"), "{r}");
+}
+
+#[test]
+fn a_filter_that_matches_no_case_is_exit_2_before_any_server_starts() {
+    let out = mcpcert().args(["run", "--stdio", "/nonexistent/server", "2026-07-28/tools/no-such-case"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no case matches `2026-07-28/tools/no-such-case`"), "{err}");
+    assert!(!err.contains("could not start"), "the server was not started: {err}");
+}

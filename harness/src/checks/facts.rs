@@ -36,6 +36,11 @@ impl Facts {
         self.tools.get_or_init(|| async { cx.walk_main(ListMethod::Tools).await.map(Arc::new).map_err(|e| e.to_string()) }).await.clone()
     }
 
+    /// The walk, if a case has gathered it (nothing is sent).
+    pub fn tools_walk_gathered(&self) -> Option<Arc<Walk>> {
+        self.tools.get().and_then(|w| w.as_ref().ok()).cloned()
+    }
+
     /// The shared walk when it lists tools; otherwise how the case ends
     /// (error, or n/a when the server lists none).
     pub async fn listed_tools(&self, cx: &Cx<'_>) -> Result<Arc<Walk>, Outcome> {

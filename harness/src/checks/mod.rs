@@ -28,7 +28,7 @@ mod walk;
 pub use facts::Facts;
 pub use judge::Weight;
 pub use registry::{ArgError, Entry, REGISTRY, lookup};
-pub use walk::{ListMethod, Walk};
+pub use walk::{ListMethod, Walk, WalkEnd};
 
 use crate::config::Policy;
 use crate::record::Exchange;

@@ -56,6 +56,10 @@ pub struct RunReport {
     pub strict: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub target_problem: Option<String>,
+    /// Things about the run itself the operator should know (a config
+    /// naming a tool the server does not list).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     pub summary: Summary,
     pub cases: Vec<CaseResult>,
 }
@@ -199,6 +203,9 @@ pub fn html(report: &RunReport) -> String {
     ));
     if let Some(p) = &report.target_problem {
         out.push_str(&format!("<p class=error>target problem: {}</p>", esc(p)));
+    }
+    for w in &report.warnings {
+        out.push_str(&format!("<p class=warn>run warning: {}</p>", esc(w)));
     }
     out.push_str("<ul>");
     for r in &report.revisions {

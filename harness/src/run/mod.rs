@@ -62,6 +62,37 @@ impl Runner {
         self.session.started()
     }
 
+    /// Tools the config names that the server does not list (a typo in
+    /// `[tools.NAME]`, `[input_required] tool` or `[subscriptions]
+    /// trigger_tool` would otherwise pass silently), judged on the tools
+    /// walks the run made.
+    pub fn config_warnings(&self) -> Vec<String> {
+        let mut named: Vec<(String, &str)> = self.policy.tools.keys().map(|k| (format!("[tools.{k}]"), k.as_str())).collect();
+        if let Some(t) = &self.policy.input_tool {
+            named.push(("[input_required] tool".into(), t.tool.as_str()));
+        }
+        if let Some(t) = &self.policy.listen_trigger {
+            named.push(("[subscriptions] trigger_tool".into(), t.tool.as_str()));
+        }
+        let mut out = Vec::new();
+        for (rev, facts) in &self.facts {
+            let Some(w) = facts.tools_walk_gathered() else { continue };
+            if w.end != crate::checks::WalkEnd::Complete {
+                continue;
+            }
+            let names = w.names();
+            for (place, tool) in &named {
+                if !names.iter().any(|n| n == tool) {
+                    out.push(format!(
+                        "the config's {place} names `{tool}`, which the server does not list in {rev} ({} tools listed); check the name",
+                        names.len()
+                    ));
+                }
+            }
+        }
+        out
+    }
+
     /// Close every connection (kills stdio process groups).
     pub async fn shutdown(&self) {
         self.session.shutdown().await;
