@@ -139,10 +139,15 @@ fn judge_fault(f: &FaultInfo, era: &str, t: &'static str, base: &BTreeMap<String
     s.faults = vec![f.name.clone()];
     let res = run_all(&s);
     // A case the fault does not target may go n/a (the fault took away
-    // what it judges, e.g. a subscription never acknowledged), never red.
+    // what it judges, e.g. a subscription never acknowledged), or error
+    // because a fact it judges is now partial (a list the fault cut short),
+    // never red.
+    let taken_away = |r: &CaseResult| {
+        r.verdict == Verdict::NotApplicable || (r.verdict == Verdict::Error && r.message.contains(mcpcert::checks::PARTIAL))
+    };
     let changed: BTreeSet<String> = res
         .iter()
-        .filter(|(id, r)| base[*id].verdict != r.verdict && (r.verdict != Verdict::NotApplicable || f.targets.iter().any(|t| t == *id)))
+        .filter(|(id, r)| base[*id].verdict != r.verdict && (!taken_away(r) || f.targets.iter().any(|t| t == *id)))
         .map(|(id, _)| id.clone())
         .collect();
     let served = if era == "legacy" { "2025-11-25/" } else { "2026-07-28/" };

@@ -167,3 +167,69 @@ fn an_sse_stream_that_never_answers_ends_at_the_deadline() {
     let why = r["target_problem"].as_str().unwrap();
     assert!(why.contains("SSE stream gave no response"), "{why}");
 }
+
+#[test]
+fn a_tools_walk_cut_short_leaves_the_cases_that_judge_it_error_never_pass() {
+    for mode in ["tools-then-crash", "tools-page-hangs"] {
+        let o = run_mode(mode, "", Some("2026-07-28/tools/"));
+        let cases = o.report["cases"].as_array().unwrap();
+        let walk = cases.iter().find(|c| c["id"] == "2026-07-28/tools/list-walk").unwrap();
+        assert_eq!(walk["verdict"], "error", "{mode}: {walk}");
+        for id in [
+            "list-unique-names",
+            "list-cache-hints",
+            "descriptor-name",
+            "descriptor-input-schema",
+            "descriptor-output-schema",
+            "descriptor-annotations",
+            "list-deterministic-order",
+        ] {
+            let c = cases.iter().find(|c| c["id"] == format!("2026-07-28/tools/{id}")).unwrap();
+            assert_eq!(c["verdict"], "error", "{mode}: {id} judged a partial list: {c}");
+            assert!(c["message"].as_str().unwrap().contains("tools/list walk"), "{mode}: the message names the fact: {c}");
+        }
+        assert!(
+            !cases.iter().any(|c| c["verdict"] == "pass" && c["id"] != "2026-07-28/tools/call-unknown-tool"),
+            "{mode}: no pass on partial data"
+        );
+    }
+}
+
+#[test]
+fn a_tool_call_that_times_out_is_error_in_every_case_that_judges_the_calls() {
+    let o = run_mode("slow-tool", "", Some("2026-07-28/tools/call-"));
+    for c in o.report["cases"].as_array().unwrap() {
+        if c["id"] == "2026-07-28/tools/call-unknown-tool" {
+            continue;
+        }
+        assert_eq!(c["verdict"], "error", "a timed-out call is no answer, never warn or n/a: {c}");
+        assert!(c["message"].as_str().unwrap().contains("timeout"), "{c}");
+    }
+}
+
+#[test]
+fn a_trigger_that_times_out_is_error_not_a_missing_notification() {
+    let tag = format!("zoo-{}-trigger-hangs", std::process::id());
+    let script = workspace_root().join("fixtures/hostile/hostile.py");
+    let dir = outdir("zoo-trigger-hangs");
+    let cfg = dir.join("trigger.toml");
+    std::fs::write(&cfg, "[subscriptions]\ntrigger_tool = \"toggle\"\n").unwrap();
+    let mut cmd = mcpcert();
+    cmd.args(["run", "--stdio", &format!("python3 {} trigger-hangs - {tag}", script.display()), "--revision", "2026-07-28"]).args([
+        "--startup-timeout-ms",
+        "3000",
+        "--request-timeout-ms",
+        "2000",
+        "--config",
+        cfg.to_str().unwrap(),
+        "2026-07-28/subscriptions/",
+    ]);
+    report_args(&mut cmd, &dir);
+    cmd.output().unwrap();
+    let r = report(&dir);
+    for id in ["list-changed-delivered", "notifications-carry-id"] {
+        let c = case(&r, &format!("2026-07-28/subscriptions/{id}"));
+        assert_eq!(c["verdict"], "error", "{c}");
+        assert!(c["message"].as_str().unwrap().contains("the trigger got no answer"), "{c}");
+    }
+}

@@ -32,6 +32,9 @@ impl Check for StdoutOnlyJsonrpc {
         let Some(a) = audit else {
             return Outcome::na("stdio framing applies to stdio targets");
         };
+        if a.lines == 0 {
+            return Outcome::na("the process wrote nothing on stdout, so there is nothing to judge");
+        }
         let mut out = Outcome::default();
         if a.bad_count > 0 {
             let mut lines = vec![format!("{} of {} stdout lines were not one JSON-RPC message:", a.bad_count, a.lines)];
@@ -63,10 +66,13 @@ impl Check for NoServerRequests {
             Ok(conn) => conn.stdout_audit(),
             Err(_) => None,
         };
+        let mut frames = 0u64;
         if let Some(a) = audit {
             count = a.request_count;
+            frames = a.lines;
             seen = a.requests.iter().take(5).map(|f| clip(&f.raw, 160)).collect();
         } else if let Some(log) = cx.session.frame_log(cx.rev) {
+            frames = log.frames.len() as u64;
             for lf in &log.frames {
                 if lf.parsed().is_server_request() {
                     count += 1;
@@ -75,6 +81,9 @@ impl Check for NoServerRequests {
                     }
                 }
             }
+        }
+        if frames == 0 {
+            return Outcome::na("the server sent nothing during the run, so there is nothing to judge");
         }
         if count > 0 {
             out.fail(format!(
@@ -131,6 +140,9 @@ impl Check for WireFramesValid {
             note.push_str(&format!(" ({} later frames were not kept)", log.dropped));
         }
         drop(log);
+        if checked == 0 {
+            return Outcome::na("the server sent no JSON-RPC message during the run, so there is nothing to judge");
+        }
         if count > 0 {
             out.fail(format!("{count} of {checked} server frames break the {} message schema:\n{}", cx.rev, bad.join("\n")));
         }
@@ -183,6 +195,9 @@ impl Check for InputRequiredAudit {
             }
         }
         drop(log);
+        if checked == 0 {
+            return Outcome::na("the server answered no request with a result during the run, so there is nothing to judge");
+        }
         out.exchanges.push(Exchange::note("input_required audit", format!("{checked} results checked")));
         if !bad.is_empty() {
             out.fail(format!("only tools/call, prompts/get and resources/read may answer input_required; these did:\n{}", bad.join("\n")));

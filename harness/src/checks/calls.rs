@@ -55,7 +55,7 @@ impl Calls {
 pub async fn gather(cx: &Cx<'_>) -> Result<Calls, String> {
     let w = cx.facts.tools_walk(cx).await?;
     let verdicts = cx.facts.tool_verdicts(cx, &w);
-    let mut calls = Calls { walk_problem: w.failed().or(w.broken()).map(String::from), ..Default::default() };
+    let mut calls = Calls { walk_problem: w.partial(), ..Default::default() };
     let mut called = 0usize;
     let max = cx.policy.max_tools_called;
     for (i, tool) in w.items.iter().enumerate() {

@@ -12,13 +12,23 @@ use serde_json::json;
 /// Prefixes tried after the empty value.
 const PREFIXES: [&str; 3] = ["a", "e", "s"];
 
-/// Prompt arguments and template variables the server offers.
-async fn completion_targets(cx: &Cx<'_>) -> Result<Vec<CompletionTarget>, String> {
-    let prompts =
-        if cx.advertises("prompts") { cx.walk_main(ListMethod::Prompts).await.map_err(|e| e.to_string())?.items } else { Vec::new() };
-    let templates =
-        if cx.advertises("resources") { cx.walk_main(ListMethod::Templates).await.map_err(|e| e.to_string())?.items } else { Vec::new() };
-    Ok(targets_from(&prompts, &templates))
+/// The items of a list the server offers (none if it does not advertise
+/// it), and why they are partial, if they are.
+async fn listed(cx: &Cx<'_>, list: ListMethod) -> Result<(Vec<serde_json::Value>, Option<String>), String> {
+    if !cx.advertises(list.capability()) {
+        return Ok((Vec::new(), None));
+    }
+    let w = cx.walk_main(list).await.map_err(|e| e.to_string())?;
+    let partial = w.partial();
+    Ok((w.items, partial))
+}
+
+/// Prompt arguments and template variables the server offers, and why the
+/// lists they come from are partial, if they are.
+async fn completion_targets(cx: &Cx<'_>) -> Result<(Vec<CompletionTarget>, Option<String>), String> {
+    let (prompts, p1) = listed(cx, ListMethod::Prompts).await?;
+    let (templates, p2) = listed(cx, ListMethod::Templates).await?;
+    Ok((targets_from(&prompts, &templates), p1.or(p2)))
 }
 
 /// Every prompt argument and template variable the server lists completes.
@@ -32,11 +42,14 @@ impl Check for CompletionProbe {
 
     async fn run(&self, cx: &Cx<'_>) -> Outcome {
         let mut out = Outcome::default();
-        let targets = match completion_targets(cx).await {
+        let (targets, partial) = match completion_targets(cx).await {
             Ok(t) => t,
             Err(e) => return Outcome::error(e),
         };
         if targets.is_empty() {
+            if let Some(p) = partial {
+                return Outcome::partial(&format!("nothing to complete was listed, but {p}"));
+            }
             return Outcome::na("nothing to complete: no prompt has arguments and no resource template has variables");
         }
         let per_arg = cx.policy.completion_probes.max(1);
@@ -75,6 +88,9 @@ impl Check for CompletionProbe {
             "completion probes",
             format!("{judged} probes over {} argument(s), up to {per_arg} values each", targets.len().min(50)),
         ));
+        if let Some(p) = partial {
+            out.incomplete(&p);
+        }
         out
     }
 }

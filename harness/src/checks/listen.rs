@@ -121,6 +121,7 @@ pub async fn listen_sessions(cx: &Cx<'_>, subs: Vec<(Value, Value)>, trigger: Op
             frames,
             exchanges,
             triggered: trigger.is_some(),
+            trigger_error: None,
             own_stream: true,
             watched_ms: window.as_millis(),
         });
@@ -144,7 +145,16 @@ async fn listen_on_process(
     mut conn: Connection,
 ) -> Result<Listen, String> {
     let body = listen_body(&id, &filter);
-    let mut s = Listen { id: id.clone(), filter, frames: vec![], exchanges: vec![], triggered: false, own_stream: false, watched_ms: 0 };
+    let mut s = Listen {
+        id: id.clone(),
+        filter,
+        frames: vec![],
+        exchanges: vec![],
+        triggered: false,
+        trigger_error: None,
+        own_stream: false,
+        watched_ms: 0,
+    };
     let text = body.to_string();
     let mut ex = Exchange {
         label: "subscriptions/listen".into(),
@@ -166,6 +176,7 @@ async fn listen_on_process(
         let tid = tbody["id"].clone();
         let label = format!("trigger: tools/call {} on the same process", t.tool);
         let mut tex = cx.session.exchange(&mut conn, &Msg::new(cx.rev, &label, &tbody), None).await;
+        s.trigger_error = tex.error.as_ref().map(|e| format!("{label}: {e}"));
         // Whatever the change brings arrives soon after the reply.
         tex.frames.extend(conn.read_for(GRACE).await);
         // The trigger's own response is not subscription traffic.

@@ -91,6 +91,9 @@ impl Check for ToolsCacheHints {
             return out;
         }
         out.failures.extend(cache_hint_problems(w.method(), &w.page_results()));
+        if let Some(p) = w.partial() {
+            out.incomplete(&p);
+        }
         out
     }
 }
@@ -126,6 +129,9 @@ impl Check for ToolsUniqueNames {
         let mut out = Outcome { exchanges: w.transcript(&pages), ..Default::default() };
         if !dups.is_empty() {
             out.fail(format!("tool names should be unique within a server; listed more than once: {}", dups.join(", ")));
+        }
+        if let Some(p) = w.partial() {
+            out.incomplete(&p);
         }
         out
     }
@@ -180,8 +186,9 @@ impl Check for ToolsOrderStable {
             Err(e) => return Outcome::error(e.to_string()),
         };
         let mut out = Outcome { exchanges: second.transcript(&[]), ..Default::default() };
-        if let Some(e) = second.failed() {
-            out.set_error(format!("second walk: {e}"));
+        // Two orders compare only when both lists are whole.
+        if let Some(p) = first.partial().or(second.partial()) {
+            out.incomplete(&p);
             return out;
         }
         let (a, b) = (first.names(), second.names());
@@ -232,6 +239,12 @@ impl Check for ToolsSameOnFresh {
         out.exchanges.extend(w.transcript(&[]));
         if let Some(e) = w.failed() {
             out.set_error(format!("walk on a fresh {noun}: {e}"));
+            return out;
+        }
+        // The shared walk must be whole to compare with; a fresh walk that
+        // the server refused part of is itself evidence (said below).
+        if let Some(p) = first.partial() {
+            out.incomplete(&p);
             return out;
         }
         let a: BTreeSet<String> = first.names().into_iter().collect();

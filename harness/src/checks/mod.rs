@@ -111,6 +111,11 @@ impl Need {
     }
 }
 
+/// Said by every `error` that stops a case because a fact it judges is
+/// partial (the fault matrix lets a fault that breaks the fact take such
+/// cases to `error`, never to a failure).
+pub const PARTIAL: &str = "never a pass on partial data";
+
 /// How a check ended, besides the failures it found. `NotApplicable` wins
 /// over `Error`, and `Error` over failures.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -155,6 +160,26 @@ impl Outcome {
     pub fn fail(&mut self, what: impl Into<String>) {
         self.failures.push(what.into());
     }
+    /// A case that stops because a fact it needs could not be gathered
+    /// completely (`why`): `error`, never a pass or n/a on partial data.
+    pub fn partial(why: &str) -> Outcome {
+        let mut out = Outcome::default();
+        out.incomplete(why);
+        out
+    }
+
+    /// What was judged rests on a fact that could not be gathered
+    /// completely (`why`): failures found stand (what was seen is wrong
+    /// whatever the rest holds), but no failure is no pass: then the case is
+    /// `error`, naming the fact and why.
+    pub fn incomplete(&mut self, why: &str) {
+        if self.failures.is_empty() {
+            self.set_error(format!("{why}, so this cannot be judged on what was gathered ({PARTIAL})"));
+        } else {
+            self.exchanges.push(Exchange::note("judged on partial data", format!("{why}; the failures above are in what was gathered")));
+        }
+    }
+
     pub fn is_error(&self) -> bool {
         matches!(self.end, End::Error(_))
     }

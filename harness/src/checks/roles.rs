@@ -40,6 +40,8 @@ struct Seen {
     /// (where, value) of completion results and tool results.
     results: Vec<(String, Value)>,
     exchanges: Vec<Exchange>,
+    /// Lists that did not reach their end (what the role sees is partial).
+    partial: Vec<String>,
 }
 
 /// One request as `role`; tools/call carries its Mcp-Param-* headers like
@@ -60,7 +62,7 @@ async fn role_request(cx: &Cx<'_>, conn: &mut Connection, schemas: &[Value], lab
 
 async fn see_as(cx: &Cx<'_>, role: &Role, schemas: &[Value]) -> Result<Seen, String> {
     let mut conn = cx.session.open_as(&role.headers, &role.env).map_err(|e| e.to_string())?;
-    let mut seen = Seen { lists: BTreeMap::new(), results: Vec::new(), exchanges: Vec::new() };
+    let mut seen = Seen { lists: BTreeMap::new(), results: Vec::new(), exchanges: Vec::new(), partial: Vec::new() };
     for list in [ListMethod::Tools, ListMethod::Prompts, ListMethod::Resources, ListMethod::Templates] {
         if !cx.advertises(list.capability()) {
             continue;
@@ -72,6 +74,9 @@ async fn see_as(cx: &Cx<'_>, role: &Role, schemas: &[Value]) -> Result<Seen, Str
         }
         if let Some(e) = w.failed() {
             return Err(format!("as {}: {e}", role.name));
+        }
+        if let Some(p) = w.partial() {
+            seen.partial.push(format!("as {}, {p}", role.name));
         }
         seen.exchanges.extend(w.exchanges.iter().take(2).cloned());
         seen.lists.insert(list.method(), w);
@@ -143,6 +148,11 @@ impl Check for RolesProbe {
         match self.check {
             RolesCheck::Forbidden => forbidden(&views, &mut out),
             RolesCheck::PublicScope => public_scope(&views, &mut out),
+        }
+        if let Some(p) = views.iter().flat_map(|(_, s)| s.partial.iter()).next() {
+            if !out.is_na() {
+                out.incomplete(p);
+            }
         }
         out
     }

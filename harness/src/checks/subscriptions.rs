@@ -80,6 +80,11 @@ impl Check for SubscriptionProbe {
                 out.set_error(format!("subscriptions/listen: {}", s.exchanges[0].summary()));
                 return out;
             }
+            // What the trigger should have caused cannot be judged without it.
+            if let (Some(e), ListenCheck::Ids | ListenCheck::ListChanged) = (&s.trigger_error, self.check) {
+                out.set_error(format!("the trigger got no answer, so what it should have caused cannot be judged: {e}"));
+                return out;
+            }
             match self.check {
                 ListenCheck::Acknowledged => {
                     let (f, note) = judge_acknowledgment(&s);

@@ -78,6 +78,10 @@ impl Check for ToolsAdmission {
             _ => None,
         };
         if let Some(why) = na {
+            // On a partial list, the tools not listed might use it.
+            if let Some(p) = w.partial() {
+                return Outcome::partial(&format!("{why} among the {} tools listed, but {p}", w.items.len()));
+            }
             return Outcome::na(format!("{why} ({} tools listed)", w.items.len()));
         }
         let verdicts = cx.facts.tool_verdicts(cx, &w);
@@ -105,8 +109,8 @@ impl Check for ToolsAdmission {
         }
         let mut out = Outcome { exchanges: w.transcript(&pages), ..Default::default() };
         let mut note = format!("{} tools judged", w.items.len());
-        if let Some(b) = w.broken() {
-            note.push_str(&format!(" (the walk stopped early: {b})"));
+        if let Some(p) = w.partial() {
+            note.push_str(&format!(" ({p})"));
         }
         if !notes.is_empty() {
             note.push_str(&format!("; not judged:\n{}", notes.join("\n")));
@@ -118,6 +122,9 @@ impl Check for ToolsAdmission {
                 w.items.len(),
                 lines.join("\n")
             ));
+        }
+        if let Some(p) = w.partial() {
+            out.incomplete(&p);
         }
         out
     }
@@ -197,10 +204,11 @@ impl Check for ToolResults {
             Err(e) => return Outcome::error(e),
         };
         if calls.records.is_empty() {
-            let mut why = "no tool may be called: mcpcert calls only tools marked readOnlyHint: true or allowed in the target config ([tools.NAME] call = true)".to_string();
+            // The tools not listed might have been callable.
             if let Some(p) = &calls.walk_problem {
-                why.push_str(&format!("; the tools/list walk also had a problem: {p}"));
+                return Outcome::partial(&format!("no listed tool may be called, but {p}"));
             }
+            let mut why = "no tool may be called: mcpcert calls only tools marked readOnlyHint: true or allowed in the target config ([tools.NAME] call = true)".to_string();
             if !calls.skipped.is_empty() {
                 why.push_str(&format!("; {} tool(s) listed, none callable", calls.skipped.len()));
             }
@@ -219,17 +227,17 @@ impl Check for ToolResults {
             }
         };
         let mut judged = 0usize;
+        // Calls that got no answer: the tools they stand for cannot be judged.
+        let mut unanswered: Vec<String> = Vec::new();
         for (i, r) in calls.records.iter().enumerate() {
             if let Some(e) = &r.ex.error {
-                if check == ResultCheck::InvalidArguments && r.kind == CallKind::Invalid || check == ResultCheck::Content {
-                    let hint = if matches!(e, TransportError::Timeout(_)) {
-                        format!(" (a slow tool? raise --request-timeout-ms, or leave it out with [tools.{}] call = false)", r.tool)
-                    } else {
-                        String::new()
-                    };
-                    out.set_error(format!("{}: {e}{hint}", r.ex.label));
-                    shown.push(i);
-                }
+                let hint = if matches!(e, TransportError::Timeout(_)) {
+                    format!(" (a slow tool? raise --request-timeout-ms, or leave it out with [tools.{}] call = false)", r.tool)
+                } else {
+                    String::new()
+                };
+                unanswered.push(format!("{}: {e}{hint}", r.ex.label));
+                shown.push(i);
                 continue;
             }
             let res = r.ex.result().cloned();
@@ -380,6 +388,12 @@ impl Check for ToolResults {
         out.exchanges = exs;
         if let Some(n) = calls.note() {
             out.exchanges.push(n);
+        }
+        if let Some(first) = unanswered.first() {
+            let more = if unanswered.len() > 1 { format!(" (and {} more calls)", unanswered.len() - 1) } else { String::new() };
+            out.incomplete(&format!("a tool call got no answer: {first}{more}"));
+        } else if let Some(p) = &calls.walk_problem {
+            out.incomplete(&format!("the tools were called from a partial list: {p}"));
         }
         if judged == 0 && out.failures.is_empty() && !out.is_error() {
             out.set_na(check.nothing_judged(&calls));

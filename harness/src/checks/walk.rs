@@ -111,6 +111,15 @@ impl Walk {
         }
     }
 
+    /// Why the items are not the whole list, if they are not.
+    pub fn partial(&self) -> Option<String> {
+        match &self.end {
+            WalkEnd::Complete => None,
+            WalkEnd::Broken(b) => Some(format!("the {} walk did not reach its end ({b})", self.method())),
+            WalkEnd::Failed(e) => Some(format!("the {} walk got no answer ({e})", self.method())),
+        }
+    }
+
     pub fn names(&self) -> Vec<String> {
         self.items.iter().enumerate().map(|(i, t)| admission::display_name(t, i)).collect()
     }

@@ -26,6 +26,9 @@ pub struct Listen {
     pub frames: Vec<Frame>,
     pub exchanges: Vec<Exchange>,
     pub triggered: bool,
+    /// Why the trigger got no answer, if it did not (stdio: it runs on the
+    /// listening process).
+    pub trigger_error: Option<String>,
     /// HTTP: the frames came on the subscription's own stream. stdio: they
     /// came on the process, where other requests' notifications may mix in.
     pub own_stream: bool,
@@ -198,6 +201,7 @@ mod tests {
             frames: frames.iter().map(|v| Frame::from_bytes(v.to_string().as_bytes(), 0)).collect(),
             exchanges: vec![],
             triggered: false,
+            trigger_error: None,
             own_stream: true,
             watched_ms: 1500,
         }
