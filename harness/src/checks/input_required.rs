@@ -57,6 +57,9 @@ impl Check for InputRequiredProbe {
                 "no tool that asks for input is named in the target config ([input_required] tool = \"NAME\"); these checks need one",
             );
         };
+        if let Some(why) = cx.policy.forbids(&t.tool) {
+            return Outcome::na(why);
+        }
         let mut out = Outcome::default();
         let caps = all_capabilities();
         let first =

@@ -194,7 +194,9 @@ async fn listen_on_process(
 /// The `Facts::trigger_listens` fact.
 pub async fn trigger_pair(cx: &Cx<'_>) -> Result<ListenPair, String> {
     let subs = vec![(cx.session.next_id(), json!({})), (cx.session.next_id(), json!({"toolsListChanged": true}))];
-    let mut all = listen_sessions(cx, subs, cx.policy.listen_trigger.as_ref()).await?.into_iter().map(Arc::new);
+    // A trigger the config also forbids is never called.
+    let trigger = cx.policy.listen_trigger.as_ref().filter(|t| cx.policy.forbids(&t.tool).is_none());
+    let mut all = listen_sessions(cx, subs, trigger).await?.into_iter().map(Arc::new);
     let quiet = all.next().ok_or("internal: no listen session")?;
     // Only one when the first was refused as unimplemented.
     let tools = all.next().unwrap_or_else(|| quiet.clone());

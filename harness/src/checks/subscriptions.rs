@@ -40,7 +40,14 @@ impl Check for SubscriptionProbe {
 
     async fn run(&self, cx: &Cx<'_>) -> Outcome {
         let mut out = Outcome::default();
-        let trigger = cx.policy.listen_trigger.clone();
+        let mut trigger = cx.policy.listen_trigger.clone();
+        // A trigger the config also forbids is never called.
+        if let Some(why) = trigger.as_ref().and_then(|t| cx.policy.forbids(&t.tool)) {
+            if self.check == ListenCheck::ListChanged {
+                return Outcome::na(why);
+            }
+            trigger = None;
+        }
         if self.check == ListenCheck::ListChanged && trigger.is_none() {
             return Outcome::na(
                 "no tool that changes the tool set is named in the target config ([subscriptions] trigger_tool = \"NAME\")",

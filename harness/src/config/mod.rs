@@ -92,6 +92,9 @@ pub struct Pagination {
 #[serde(deny_unknown_fields)]
 pub struct Calls {
     pub max_tools: Option<usize>,
+    /// Let header rejection probes name a tool the call policy does not
+    /// allow (a server that skips the check would run it).
+    pub probe_uncallable: Option<bool>,
 }
 
 /// A tool that answers `input_required` (2026-07-28 multi round-trip checks).

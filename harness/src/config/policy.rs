@@ -22,6 +22,10 @@ pub struct Policy {
     pub max_pages: usize,
     /// Call at most this many tools (each gets one valid and one invalid call).
     pub max_tools_called: usize,
+    /// Header rejection probes may name a tool the call policy does not
+    /// allow (`[calls] probe_uncallable = true`): a server that skips the
+    /// header check would run it. Off by default.
+    pub probe_uncallable: bool,
     /// The Origin the server allows (HTTP); without it the Origin check is n/a.
     pub allowed_origin: Option<String>,
     /// Show `Mcp-Param-*` values as `[redacted]` in transcripts.
@@ -43,6 +47,7 @@ impl Default for Policy {
             secret_names: DEFAULT_SECRET_NAMES.iter().map(|s| s.to_string()).collect(),
             max_pages: 10_000,
             max_tools_called: 50,
+            probe_uncallable: false,
             allowed_origin: None,
             redact_params: false,
             completion_probes: 4,
@@ -67,6 +72,7 @@ impl Policy {
         if let Some(n) = c.calls.max_tools {
             p.max_tools_called = n;
         }
+        p.probe_uncallable = c.calls.probe_uncallable.unwrap_or(false);
         if let Some(n) = c.completion.max_probes {
             p.completion_probes = n;
         }
@@ -96,6 +102,14 @@ impl Policy {
                 }
             }
         }
+    }
+
+    /// Why a tool the config names for a purpose (`[input_required]`,
+    /// `[subscriptions]`) may not be called after all: the config also says
+    /// `[tools.NAME] call = false`.
+    pub fn forbids(&self, name: &str) -> Option<String> {
+        (self.tools.get(name).and_then(|c| c.call) == Some(false))
+            .then(|| format!("the config names {name} for these checks but also says [tools.{name}] call = false, so it is not called"))
     }
 
     /// The operator's settings for one tool (all unset if none).

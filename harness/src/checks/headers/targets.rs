@@ -47,8 +47,21 @@ async fn name_targets(cx: &Cx<'_>) -> Result<(Vec<Target>, Vec<String>), String>
     let mut notes = Vec::new();
     if cx.advertises("tools") {
         match tool_target(cx, false).await? {
-            Some(t) => targets.push(t),
-            None => notes.push("tools/call: the server lists no tools".to_string()),
+            ToolPick::Target(t) => targets.push(t),
+            // Two names no server has, body and header: a conforming server
+            // refuses the mismatch (-32020 is a MUST; unknown tool only a
+            // SHOULD), one that skips the check answers unknown tool, and
+            // no tool runs either way.
+            ToolPick::Forbidden(_) => targets.push(Target {
+                method: "tools/call".into(),
+                what: format!(
+                    "tools/call of `{NO_SUCH_TOOL}`, a tool that does not exist (no listed tool may be called, so none is named)"
+                ),
+                params: json!({"name": NO_SUCH_TOOL, "arguments": {}}),
+                schema: None,
+                callable: false,
+            }),
+            ToolPick::None => notes.push("tools/call: the server lists no tools".to_string()),
         }
     }
     if cx.advertises("prompts") {
@@ -90,10 +103,27 @@ async fn name_targets(cx: &Cx<'_>) -> Result<(Vec<Target>, Vec<String>), String>
     Ok((targets, notes))
 }
 
-/// A tools/call target: a tool mcpcert may call, with arguments that
-/// worked; else (for rejection probes only) the first listed tool.
-/// `annotated`: only tools with well-placed `x-mcp-header` params.
-async fn tool_target(cx: &Cx<'_>, annotated: bool) -> Result<Option<Target>, String> {
+/// A tool name no server has: what the `Mcp-Name` rejection probes name
+/// when no listed tool may be called.
+const NO_SUCH_TOOL: &str = "mcpcert-no-such-tool-5f1c";
+
+/// What a tools/call probe may be sent on.
+enum ToolPick {
+    /// A tool to name (callable: one the policy allows, with arguments
+    /// that worked; otherwise, with `[calls] probe_uncallable`, the first
+    /// listed tool, for rejection probes only).
+    Target(Target),
+    /// Tools are listed, but none may be called; their names.
+    Forbidden(Vec<String>),
+    /// No listed tool fits.
+    None,
+}
+
+/// A tools/call target. `annotated`: only tools with well-placed
+/// `x-mcp-header` params. A tool outside the call policy is named only
+/// when the operator opted in: a server that skips the header check would
+/// run it.
+async fn tool_target(cx: &Cx<'_>, annotated: bool) -> Result<ToolPick, String> {
     let calls = cx.facts.tool_calls(cx).await?;
     let w = cx.facts.tools_walk(cx).await?;
     let schema_of = |name: &str| {
@@ -113,7 +143,7 @@ async fn tool_target(cx: &Cx<'_>, annotated: bool) -> Result<Option<Target>, Str
         else {
             continue;
         };
-        return Ok(Some(Target {
+        return Ok(ToolPick::Target(Target {
             method: "tools/call".into(),
             what: format!("tools/call of {}", r.tool),
             params: json!({"name": r.tool, "arguments": args}),
@@ -121,24 +151,25 @@ async fn tool_target(cx: &Cx<'_>, annotated: bool) -> Result<Option<Target>, Str
             callable: true,
         }));
     }
-    // Nothing callable: rejection probes may still name any tool, as a
-    // conforming server refuses them before the tool runs.
-    for t in &w.items {
-        let Some(name) = t.get("name").and_then(|n| n.as_str()) else { continue };
-        let schema = t.get("inputSchema").cloned();
-        if annotated && !has_params(&schema) {
-            continue;
-        }
-        let args = schema.as_ref().and_then(synth_valid).unwrap_or(json!({}));
-        return Ok(Some(Target {
-            method: "tools/call".into(),
-            what: format!("tools/call of {name} (not callable: rejection probes only)"),
-            params: json!({"name": name, "arguments": args}),
-            schema,
-            callable: false,
-        }));
+    let fitting: Vec<&Value> = w
+        .items
+        .iter()
+        .filter(|t| t.get("name").and_then(|n| n.as_str()).is_some() && (!annotated || has_params(&t.get("inputSchema").cloned())))
+        .collect();
+    let Some(first) = fitting.first() else { return Ok(ToolPick::None) };
+    if !cx.policy.probe_uncallable {
+        return Ok(ToolPick::Forbidden(fitting.iter().filter_map(|t| t.get("name").and_then(|n| n.as_str()).map(String::from)).collect()));
     }
-    Ok(None)
+    let name = first.get("name").and_then(|n| n.as_str()).unwrap_or_default();
+    let schema = first.get("inputSchema").cloned();
+    let args = schema.as_ref().and_then(synth_valid).unwrap_or(json!({}));
+    Ok(ToolPick::Target(Target {
+        method: "tools/call".into(),
+        what: format!("tools/call of {name} (not callable; named by [calls] probe_uncallable: rejection probes only)"),
+        params: json!({"name": name, "arguments": args}),
+        schema,
+        callable: false,
+    }))
 }
 
 pub(super) async fn probe_name(cx: &Cx<'_>, probe: ProbeKind) -> Outcome {
@@ -183,8 +214,14 @@ pub(super) async fn probe_name(cx: &Cx<'_>, probe: ProbeKind) -> Outcome {
 pub(super) async fn probe_param(cx: &Cx<'_>, probe: ProbeKind) -> Outcome {
     let mut out = Outcome::default();
     let t = match tool_target(cx, true).await {
-        Ok(Some(t)) => t,
-        Ok(None) => return Outcome::na("no tool mirrors a parameter into a header (x-mcp-header)"),
+        Ok(ToolPick::Target(t)) => t,
+        Ok(ToolPick::Forbidden(names)) => {
+            return Outcome::na(format!(
+                "the tools that mirror a parameter into a header ({}) may not be called, and a probe names its tool in a request that a server skipping the check would run; allow one with [tools.NAME] call = true, or opt in with [calls] probe_uncallable = true (see the README for the risk)",
+                names.join(", ")
+            ));
+        }
+        Ok(ToolPick::None) => return Outcome::na("no tool mirrors a parameter into a header (x-mcp-header)"),
         Err(e) => return Outcome::error(e),
     };
     let schema = t.schema.clone().unwrap_or(json!({}));

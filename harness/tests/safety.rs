@@ -1,0 +1,124 @@
+//! A run never sends a request that would run a tool the call policy does
+//! not allow: not in header rejection probes, not in roles, not for the
+//! input_required or trigger tools, over either transport. The reference
+//! server logs every tool a call reaches (`--exec-log`), and the server is
+//! weakened so that any probe naming a tool would reach it.
+
+mod common;
+
+use common::{mcpcert, outdir, refserver, report, report_args, start_http, workspace_root};
+use std::path::Path;
+
+/// Every tool the reference server can list.
+const TOOLS: [&str; 12] = [
+    "echo",
+    "add",
+    "list_items",
+    "all_content",
+    "weather",
+    "validate_order",
+    "pad_1",
+    "pad_2",
+    "pad_3",
+    "confirm_order",
+    "toggle_beta",
+    "beta",
+];
+
+/// Faults that let header probes through to the tool.
+const WEAK: [&str; 7] = [
+    "name-header-not-required",
+    "method-header-not-required",
+    "version-header-not-required",
+    "param-not-validated",
+    "header-values-case-insensitive",
+    "duplicate-first-wins",
+    "no-base64-decoding",
+];
+
+/// The fixture profile (input tool, trigger, roles) with every tool
+/// forbidden, plus `extra`.
+fn config(dir: &Path, extra: &str) -> std::path::PathBuf {
+    let mut text = std::fs::read_to_string(workspace_root().join("fixtures/refserver/mcpcert.toml")).unwrap();
+    for t in TOOLS {
+        text.push_str(&format!("\n[tools.{t}]\ncall = false\n"));
+    }
+    text.push_str(extra);
+    let p = dir.join("forbid-all.toml");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn run(dir: &Path, target: &[&str], cfg: &Path) -> serde_json::Value {
+    let mut cmd = mcpcert();
+    cmd.arg("run").args(target).arg("--config").arg(cfg).arg("--allowed-origin").arg("http://localhost");
+    cmd.env("REFSERVER_ANALYST_TOKEN", "Bearer analyst-token").env("REFSERVER_OPERATOR_TOKEN", "Bearer operator-token");
+    report_args(&mut cmd, dir);
+    cmd.output().unwrap();
+    report(dir)
+}
+
+fn logged(log: &Path) -> Vec<String> {
+    std::fs::read_to_string(log).unwrap_or_default().lines().map(String::from).collect()
+}
+
+fn server_args(log: &Path) -> Vec<String> {
+    let mut a = vec!["--era".to_string(), "dual".into(), "--exec-log".into(), log.display().to_string()];
+    for f in WEAK {
+        a.push("--fault".into());
+        a.push(f.into());
+    }
+    a
+}
+
+#[test]
+fn no_forbidden_tool_runs_over_http_even_on_a_server_that_skips_header_checks() {
+    let dir = outdir("safety-http");
+    let log = dir.join("exec.log");
+    let server = start_http(&server_args(&log));
+    let r = run(&dir, &["--http", &server.url], &config(&dir, ""));
+    assert_eq!(r["summary"]["total"], 127);
+    assert!(logged(&log).is_empty(), "forbidden tools ran: {:?}", logged(&log));
+    // The Mcp-Name rejection probes still judge the rule, on two names no
+    // server has; the Mcp-Param ones say why they cannot.
+    let cases = r["cases"].as_array().unwrap();
+    let case = |id: &str| cases.iter().find(|c| c["id"] == id).unwrap().clone();
+    let name = case("2026-07-28/headers/name-mismatch");
+    assert!(name["transcript"].to_string().contains("mcpcert-no-such-tool"), "{name}");
+    let param = case("2026-07-28/headers/param-mismatch");
+    assert_eq!(param["verdict"], "n/a", "{param}");
+    assert!(param["message"].as_str().unwrap().contains("probe_uncallable"), "{param}");
+    for id in ["2026-07-28/input-required/retry", "2026-07-28/subscriptions/list-changed-delivered"] {
+        let c = case(id);
+        assert_eq!(c["verdict"], "n/a", "{c}");
+        assert!(c["message"].as_str().unwrap().contains("call = false"), "{c}");
+    }
+
+    // The opt-in is what lets a probe name a forbidden tool (and the log sees it).
+    let dir = outdir("safety-http-optin");
+    let log = dir.join("exec.log");
+    let server = start_http(&server_args(&log));
+    run(&dir, &["--http", &server.url, "2026-07-28/headers/name-"], &config(&dir, "\n[calls]\nprobe_uncallable = true\n"));
+    assert!(!logged(&log).is_empty(), "with probe_uncallable the weakened server runs a named tool");
+}
+
+#[test]
+fn no_forbidden_tool_runs_over_stdio() {
+    let dir = outdir("safety-stdio");
+    let log = dir.join("exec.log");
+    let cmd = format!("{} --era dual --exec-log {}", refserver().display(), log.display());
+    let r = run(&dir, &["--stdio", &cmd], &config(&dir, ""));
+    assert_eq!(r["summary"]["total"], 127);
+    assert!(logged(&log).is_empty(), "forbidden tools ran: {:?}", logged(&log));
+
+    // The same run with the default policy calls tools (the log works).
+    let dir = outdir("safety-stdio-default");
+    let log = dir.join("exec.log");
+    let cmd = format!("{} --era dual --exec-log {}", refserver().display(), log.display());
+    let cfg = workspace_root().join("fixtures/refserver/mcpcert.toml");
+    run(&dir, &["--stdio", &cmd, "2026-07-28/tools/call-content"], &cfg);
+    let ran = logged(&log);
+    assert!(!ran.is_empty());
+    let read_only = ["echo", "add", "list_items", "all_content", "weather", "validate_order", "pad_1", "pad_2", "pad_3"];
+    assert!(ran.iter().all(|t| read_only.contains(&t.as_str())), "only read-only tools by default: {ran:?}");
+}
