@@ -1,7 +1,7 @@
 use clap::{Args, Parser, Subcommand};
 use mcpcert::checks::{self, Scope};
 use mcpcert::config::{self, ConfigFile, Policy};
-use mcpcert::record::{CaseResult, Verdict};
+use mcpcert::record::{CaseResult, Masker, Verdict};
 use mcpcert::report::console::{self, Console};
 use mcpcert::report::{self, RunReport, Summary};
 use mcpcert::run::plan::Selection;
@@ -283,6 +283,26 @@ fn limits_from(args: &RunArgs, cfg: Option<&ConfigFile>) -> Limits {
     limits
 }
 
+/// What to mask everywhere: the values of this process's environment
+/// variables (and the configured `[target.env]` and role environments)
+/// whose names look secret, and every configured header value.
+fn masker_from(cfg: Option<&ConfigFile>, target: &TargetSpec, policy: &Policy) -> Masker {
+    let names: Vec<String> = cfg
+        .and_then(|c| c.redact.env_names.clone())
+        .unwrap_or_else(|| mcpcert::record::SECRET_ENV_NAMES.iter().map(|s| s.to_string()).collect());
+    let mut env: Vec<(String, String)> = std::env::vars().collect();
+    let mut values: Vec<String> = Vec::new();
+    match target {
+        TargetSpec::Stdio(s) => env.extend(s.env.iter().cloned()),
+        TargetSpec::Http(h) => values.extend(h.headers.iter().map(|(_, v)| v.clone())),
+    }
+    for r in &policy.roles {
+        env.extend(r.env.iter().cloned());
+        values.extend(r.headers.iter().map(|(_, v)| v.clone()));
+    }
+    Masker::new(&names, env, &values)
+}
+
 /// The operator's policy: the config file's, then the flags.
 fn policy_from(args: &RunArgs, cfg_file: Option<&(PathBuf, ConfigFile)>) -> Result<Policy, config::ConfigError> {
     let mut policy = match cfg_file {
@@ -392,6 +412,7 @@ fn run(args: RunArgs) -> u8 {
         Ok(p) => p,
         Err(e) => return usage(e),
     };
+    let masker = masker_from(cfg_file.as_ref().map(|(_, c)| c), &target, &policy);
     let rerun_base = rerun_command(&args, &target);
     // Only probe the revisions whose cases were selected.
     let revs: std::collections::BTreeSet<Revision> = cases.iter().map(|c| c.revision).collect();
@@ -419,11 +440,13 @@ fn run(args: RunArgs) -> u8 {
     // reason; it still goes through the same console and reports.
     let target_problem = match &probe {
         Some(Probe::Unreachable(why)) => {
+            let why = masker.text(why);
             console::err_line(format!("error: the target could not be started or reached: {why}"));
-            Some(why.clone())
+            Some(why)
         }
         Some(Probe::Ready) => {
-            for info in runner.revision_infos() {
+            for mut info in runner.revision_infos() {
+                masker.revision(&mut info);
                 console::err_line(format!(
                     "revision {}: {} ({})",
                     info.revision,
@@ -456,12 +479,15 @@ fn run(args: RunArgs) -> u8 {
                 }
             })
         };
+        let mut res = res;
+        masker.case(&mut res);
         console.case(&res, strict);
         results.push(res);
     }
     rt.block_on(runner.shutdown());
-    let (revisions, run_started) = (runner.revision_infos(), runner.started());
-    let run_warnings = runner.config_warnings();
+    let (mut revisions, run_started) = (runner.revision_infos(), runner.started());
+    revisions.iter_mut().for_each(|r| masker.revision(r));
+    let run_warnings: Vec<String> = runner.config_warnings().iter().map(|w| masker.text(w)).collect();
 
     console.failures(&results, strict);
     console.warnings(&results, strict);

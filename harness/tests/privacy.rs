@@ -4,7 +4,8 @@
 
 mod common;
 
-use common::{case, mcpcert, outdir, report, report_args, start_http};
+use common::{case, mcpcert, outdir, report, report_args, start_http, workspace_root};
+use std::io::BufRead;
 
 #[test]
 fn secrets_and_param_values_are_redacted_everywhere() {
@@ -63,4 +64,73 @@ fn secrets_and_param_values_are_redacted_everywhere() {
     let c = case(&report(&dir), "2026-07-28/headers/param-mismatch");
     let repro = c["reproducer"].as_str().unwrap();
     assert!(repro.contains("Mcp-Param-Region: [redacted]") && !repro.contains("Mcp-Param-Region: mcpcert"), "{repro}");
+}
+
+fn hostile() -> String {
+    workspace_root().join("fixtures/hostile/hostile.py").display().to_string()
+}
+
+/// Every report and the console: no secret, and the mask where it was.
+fn assert_masked(dir: &std::path::Path, console: &str, secrets: &[&str]) {
+    for f in ["junit.xml", "report.json", "report.html"] {
+        let text = std::fs::read_to_string(dir.join(f)).unwrap();
+        for s in secrets {
+            assert!(!text.contains(s), "{f} holds {s}");
+        }
+        if f == "report.json" {
+            assert!(text.contains("[masked]"), "{f} shows where a secret was masked");
+        }
+    }
+    for s in secrets {
+        assert!(!console.contains(s), "the console shows {s}:\n{console}");
+    }
+    report(dir);
+}
+
+#[test]
+fn a_server_that_echoes_its_environment_leaks_no_secret_into_reports_or_console() {
+    let dir = outdir("privacy-env");
+    let mut cmd = mcpcert();
+    // The server inherits mcpcert's environment (servers need theirs): a CI
+    // token, a password with JSON-special characters, and a configured one.
+    cmd.env("CI_JOB_TOKEN", "glpat-secret-ci-value-91")
+        .env("DB_PASSWORD", "p\"w\\d-secret-22")
+        .env("HOME_REGION", "not-a-secret-region")
+        .args(["run", "--stdio", &format!("python3 {} echo-env", hostile()), "--revision", "2026-07-28", "2026-07-28/tools/call-content"]);
+    report_args(&mut cmd, &dir);
+    let out = cmd.output().unwrap();
+    let console = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert_masked(&dir, &console, &["glpat-secret-ci-value-91", "p\"w\\d-secret-22", "w\\\\d-secret"]);
+    // What does not look secret stays readable.
+    let text = std::fs::read_to_string(dir.join("report.json")).unwrap();
+    assert!(text.contains("not-a-secret-region"), "only secret-looking names are masked");
+}
+
+#[test]
+fn a_configured_header_value_echoed_by_the_server_is_masked() {
+    let mut server =
+        std::process::Command::new("python3").arg(hostile()).arg("echo-headers").stdout(std::process::Stdio::piped()).spawn().unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(server.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let url = line.trim().strip_prefix("listening on ").unwrap().to_string();
+    let dir = outdir("privacy-header");
+    let cfg = dir.join("target.toml");
+    // The variable's name does not look secret; the header value is masked
+    // because the config sends it as a header.
+    std::fs::write(&cfg, format!("[target]\nurl = {url:?}\n[target.headers]\nX-Api-Credential = {{ env = \"MCPCERT_HDR_VALUE\" }}\n"))
+        .unwrap();
+    let mut cmd = mcpcert();
+    cmd.env("MCPCERT_HDR_VALUE", "Bearer hdr-secret-value-55").args([
+        "run",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--revision",
+        "2026-07-28",
+        "2026-07-28/tools/",
+    ]);
+    report_args(&mut cmd, &dir);
+    let out = cmd.output().unwrap();
+    let _ = server.kill();
+    let console = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert_masked(&dir, &console, &["hdr-secret-value-55"]);
 }

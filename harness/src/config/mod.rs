@@ -77,9 +77,22 @@ pub struct ConfigFile {
     pub input_required: Option<InputRequired>,
     pub subscriptions: Option<Subscriptions>,
     #[serde(default)]
+    pub redact: Redact,
+    #[serde(default)]
     pub roles: BTreeMap<String, RoleConfig>,
     #[serde(default)]
     pub tools: BTreeMap<String, ToolConfig>,
+}
+
+/// What is masked in reports and on the console besides configured header
+/// values.
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct Redact {
+    /// Substrings (any letter case) of environment variable names whose
+    /// values are masked; default TOKEN, SECRET, PASSWORD, KEY,
+    /// CREDENTIAL, AUTH.
+    pub env_names: Option<Vec<String>>,
 }
 
 #[derive(Debug, Deserialize, Default)]

@@ -7,8 +7,11 @@ use crate::wire;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+mod mask;
+
 pub use crate::transport::{Frame, Transport, TransportError, clip};
 pub use crate::wire::Revision;
+pub use mask::{MASK, Masker, SECRET_ENV_NAMES};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
