@@ -131,6 +131,7 @@ fn a_configured_header_value_echoed_by_the_server_is_masked() {
     report_args(&mut cmd, &dir);
     let out = cmd.output().unwrap();
     let _ = server.kill();
+    let _ = server.wait();
     let console = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     assert_masked(&dir, &console, &["hdr-secret-value-55"]);
 }
