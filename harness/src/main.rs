@@ -250,8 +250,12 @@ fn target_from(args: &RunArgs, cfg_file: Option<&(PathBuf, ConfigFile)>) -> Resu
         (Some(_), Some(_)) => Err("give either a stdio command or an HTTP URL, not both".into()),
         (Some(cmd), None) => {
             let argv = split_command(&cmd).map_err(|e| format!("--stdio: {e}"))?;
+            // A relative `cwd` is relative to the config file's folder.
             let (env, cwd) = cfg_file
-                .map(|(_, c)| (c.target.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(), c.target.cwd.clone()))
+                .map(|(p, c)| {
+                    let cwd = c.target.cwd.as_ref().map(|d| p.parent().unwrap_or(Path::new(".")).join(d).display().to_string());
+                    (c.target.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(), cwd)
+                })
                 .unwrap_or_default();
             Ok(TargetSpec::Stdio(StdioSpec { argv, env, cwd }))
         }

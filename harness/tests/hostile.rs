@@ -169,3 +169,32 @@ fn wire_audit_failure_replays_the_offending_request_and_reruns_the_revision() {
         "the request that drew the bad frame is replayed: {repro}"
     );
 }
+
+#[test]
+fn a_server_that_dies_at_start_shows_its_stderr_on_the_console_and_in_every_report() {
+    let dir = outdir("start-traceback");
+    let cmd = "sh -c 'echo \"Traceback (most recent call last):\" >&2; echo \"ModuleNotFoundError: No module named mcpcert_missing\" >&2; exit 1'";
+    let (code, out, _) = run_stdio(cmd, &dir, &[]);
+    assert_eq!(code, 3, "{out}");
+    assert!(out.contains("ModuleNotFoundError: No module named mcpcert_missing"), "the console shows the traceback:\n{out}");
+    for f in ["junit.xml", "report.html", "report.json"] {
+        let text = std::fs::read_to_string(dir.join(f)).unwrap();
+        assert!(text.contains("No module named mcpcert_missing"), "{f} shows the server's stderr");
+    }
+}
+
+#[test]
+fn a_config_cwd_is_relative_to_the_config_file() {
+    let dir = outdir("cwd");
+    std::fs::create_dir_all(dir.join("work")).unwrap();
+    let script = dir.join("work/serve.sh");
+    std::fs::write(&script, format!("#!/bin/sh\nexec {} --era modern\n", common::refserver().display())).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(dir.join("target.toml"), "[target]\ncommand = \"./serve.sh\"\ncwd = \"work\"\n").unwrap();
+    let mut cmd = mcpcert();
+    cmd.current_dir(std::env::temp_dir()).args(["run", "--config"]).arg(dir.join("target.toml")).arg("2026-07-28/lifecycle/unknown-method");
+    report_args(&mut cmd, &dir);
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+}

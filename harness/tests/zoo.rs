@@ -88,6 +88,11 @@ fn a_crash_in_the_middle_gives_errors_and_a_full_report() {
     assert!(!errors.is_empty());
     assert!(errors.iter().any(|c| c["message"].as_str().unwrap().contains("exit")), "an error names the exit");
     assert!(o.report["summary"]["pass"].as_u64().unwrap() > 0, "cases before the crash still count");
+    // The traceback the server wrote as it died is shown with the error.
+    assert!(
+        errors.iter().any(|c| c["stderr_tail"].as_str().is_some_and(|t| t.contains("simulated crash on request 12"))),
+        "the crash's stderr is shown: {errors:?}"
+    );
 }
 
 #[test]

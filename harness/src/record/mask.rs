@@ -140,8 +140,8 @@ impl Masker {
             return;
         }
         self.string(&mut r.message);
-        if let Some(rep) = &mut r.reproducer {
-            self.string(rep);
+        for s in [&mut r.reproducer, &mut r.stderr_tail].into_iter().flatten() {
+            self.string(s);
         }
         r.transcript.iter_mut().for_each(|e| self.exchange(e));
     }

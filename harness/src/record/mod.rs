@@ -288,6 +288,10 @@ pub struct CaseResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reproducer: Option<String>,
     pub duration_ms: u64,
+    /// The last lines the server wrote to stderr before a case ended in
+    /// `error` (a crash's traceback), for the console, JUnit and HTML.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stderr_tail: Option<String>,
     pub transcript: Vec<Exchange>,
 }
 
@@ -296,6 +300,22 @@ impl CaseResult {
     pub fn counts_as_failure(&self, strict: bool) -> bool {
         matches!(self.verdict, Verdict::Fail | Verdict::Error) || (strict && self.verdict == Verdict::Warn)
     }
+}
+
+/// The last lines of what a server wrote to stderr (each clipped), or None
+/// if it wrote nothing.
+pub fn stderr_tail(stderr: &str) -> Option<String> {
+    const LINES: usize = 12;
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    if lines.is_empty() {
+        return None;
+    }
+    let skip = lines.len().saturating_sub(LINES);
+    let mut out: Vec<String> = lines[skip..].iter().map(|l| clip(l, 300)).collect();
+    if skip > 0 {
+        out.insert(0, format!("[{skip} earlier lines]"));
+    }
+    Some(out.join("\n"))
 }
 
 /// What the run learnt about one revision.

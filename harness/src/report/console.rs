@@ -54,6 +54,9 @@ impl Console {
         self.line("\nfailures:");
         for r in &failed {
             self.line(format!("\n---- {} ({}) ----\n{}", r.id, r.verdict.as_str(), super::failure_text(r).trim_end()));
+            if let Some(t) = &r.stderr_tail {
+                self.line(format!("\nthe server's stderr ended with:\n{t}"));
+            }
         }
         self.line("\nfailures:");
         for r in &failed {

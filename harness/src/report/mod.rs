@@ -142,6 +142,9 @@ pub fn junit_xml(report: &RunReport) -> String {
         tc.add_property(Property::new("spec", c.spec.clone()));
         tc.add_property(Property::new("level", c.level.as_str()));
         tc.add_property(Property::new("transport", c.transport.as_str()));
+        if let Some(t) = &c.stderr_tail {
+            tc.set_system_err(format!("the server's stderr ended with:\n{t}"));
+        }
         if c.verdict == Verdict::Warn && !report.strict {
             tc.set_system_out(format!("WARNING ({} not met)\n{}", c.level, failure_text(c)));
         }
@@ -226,6 +229,9 @@ pub fn html(report: &RunReport) -> String {
             esc(c.level.as_str()),
             esc(&c.basis.render())
         ));
+        if let Some(t) = &c.stderr_tail {
+            detail.push_str(&format!("<p>the server's stderr ended with:</p><pre>{}</pre>", esc(t)));
+        }
         if let Some(r) = &c.reproducer {
             detail.push_str(&format!("<details><summary>reproduce</summary><pre>{}</pre></details>", esc(r)));
         }

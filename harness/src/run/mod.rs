@@ -112,6 +112,7 @@ impl Runner {
             message,
             reproducer: None,
             duration_ms: 0,
+            stderr_tail: None,
             transcript: Vec::new(),
         }
     }
@@ -155,6 +156,11 @@ impl Runner {
         }
         if matches!(res.verdict, Verdict::Fail | Verdict::Warn | Verdict::Error) {
             res.reproducer = Some(reproduce::reproducer(case, &res.transcript, &self.rerun_base, self.session.target()));
+        }
+        // A case that got no usable answer shows what the server said on
+        // stderr last (a crash's traceback).
+        if res.verdict == Verdict::Error {
+            res.stderr_tail = res.transcript.iter().rev().find_map(|e| crate::record::stderr_tail(&e.stderr));
         }
         // Judged: keep what reports need, not every parsed value.
         res.transcript = std::mem::take(&mut res.transcript).into_iter().map(Exchange::lite).collect();

@@ -54,7 +54,7 @@ impl Session {
         let infos: Vec<&RevisionInfo> = self.revs.values().map(|s| &s.info).collect();
         if infos.iter().all(|i| i.unreachable.is_some()) {
             let why: Vec<String> = infos.iter().filter_map(|i| i.unreachable.clone()).collect();
-            return Probe::Unreachable(why.join("; "));
+            return Probe::Unreachable(why.join("\n"));
         }
         if !infos.iter().any(|i| i.supported) {
             let why: Vec<String> = infos.iter().map(|i| format!("{}: {}", i.revision, i.reason)).collect();
@@ -70,7 +70,7 @@ impl Session {
         let ex = self.exchange(&mut conn, &Msg::new(Revision::Modern, "probe: server/discover", &body), None).await;
         file(&st, &ex);
         if let Some(err) = &ex.error {
-            let why = format!("no answer to server/discover: {err}");
+            let why = format!("no answer to server/discover: {err}{}", said_on_stderr(&ex.stderr));
             st.info.reason = why.clone();
             st.info.unreachable = Some(why);
         } else {
@@ -140,7 +140,7 @@ impl Session {
         let mut lines = vec![body.to_string()];
         if let Some(e) = &ex.error {
             return Err(Box::new(HandshakeError {
-                why: format!("no answer to initialize: {e}"),
+                why: format!("no answer to initialize: {e}{}", said_on_stderr(&ex.stderr)),
                 exchanges: vec![ex.clone()],
                 no_answer: true,
             }));
@@ -179,6 +179,15 @@ fn probe_conn(session: &Session, st: &mut RevSession) -> Option<Connection> {
             st.info.unreachable = Some(e.to_string());
             None
         }
+    }
+}
+
+/// What the server wrote on stderr last, to follow a reason it did not
+/// answer (a start-up failure's traceback), or nothing.
+fn said_on_stderr(stderr: &str) -> String {
+    match crate::record::stderr_tail(stderr) {
+        Some(t) => format!("\nthe server's stderr ended with:\n{}", t.lines().map(|l| format!("  | {l}")).collect::<Vec<_>>().join("\n")),
+        None => String::new(),
     }
 }
 
