@@ -95,6 +95,10 @@ struct RunArgs {
     /// Time allowed for each later answer, in milliseconds.
     #[arg(long, value_name = "MS")]
     request_timeout_ms: Option<u64>,
+    /// How long a tool call that keeps reporting progress may take in all,
+    /// in milliseconds (each progress notification restarts its timeout).
+    #[arg(long, value_name = "MS")]
+    request_ceiling_ms: Option<u64>,
     /// Run only cases whose id contains FILTER.
     filter: Option<String>,
     /// FILTER must equal the whole case id.
@@ -281,9 +285,11 @@ fn limits_from(args: &RunArgs, cfg: Option<&ConfigFile>) -> Limits {
     if let Some(c) = cfg {
         limits.startup = c.timeouts.startup_ms.map(ms).unwrap_or(limits.startup);
         limits.request = c.timeouts.request_ms.map(ms).unwrap_or(limits.request);
+        limits.ceiling = c.timeouts.ceiling_ms.map(ms).unwrap_or(limits.ceiling);
     }
     limits.startup = args.startup_timeout_ms.map(ms).unwrap_or(limits.startup);
     limits.request = args.request_timeout_ms.map(ms).unwrap_or(limits.request);
+    limits.ceiling = args.request_ceiling_ms.map(ms).unwrap_or(limits.ceiling);
     limits
 }
 

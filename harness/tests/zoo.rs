@@ -238,3 +238,42 @@ fn a_trigger_that_times_out_is_error_not_a_missing_notification() {
         assert!(c["message"].as_str().unwrap().contains("the trigger got no answer"), "{c}");
     }
 }
+
+#[test]
+fn progress_restarts_a_slow_calls_timeout_up_to_the_ceiling() {
+    // 2.5 s of work, progress every 0.4 s, a 1 s request timeout: served.
+    let script = workspace_root().join("fixtures/hostile/hostile.py");
+    let run = |ceiling: &str| {
+        let dir = outdir(&format!("zoo-progress-{ceiling}"));
+        let mut cmd = mcpcert();
+        cmd.args(["run", "--stdio", &format!("python3 {} progress-slow", script.display()), "--revision", "2026-07-28"]).args([
+            "--request-timeout-ms",
+            "1000",
+            "--request-ceiling-ms",
+            ceiling,
+            "2026-07-28/tools/call-content",
+        ]);
+        report_args(&mut cmd, &dir);
+        cmd.output().unwrap();
+        case(&report(&dir), "2026-07-28/tools/call-content")
+    };
+    let c = run("20000");
+    assert_eq!(c["verdict"], "pass", "{c}");
+    // The ceiling still bounds it.
+    let c = run("1500");
+    assert_eq!(c["verdict"], "error", "{c}");
+    assert!(c["message"].as_str().unwrap().contains("after its last progress notification (ceiling 1500 ms)"), "{c}");
+}
+
+#[test]
+fn a_process_that_stopped_answering_fails_the_cases_that_need_it_at_once() {
+    let start = Instant::now();
+    let o = run_mode("hang-after", "3", None);
+    let took = start.elapsed();
+    // One request timeout (3 s), one late-answer wait, and the processes
+    // started for cases of their own; not a timeout per case.
+    assert!(took < Duration::from_secs(40), "took {took:?}");
+    let cases = o.report["cases"].as_array().unwrap();
+    let refused = cases.iter().filter(|c| c["message"].as_str().unwrap_or("").contains("stopped answering on this process")).count();
+    assert!(refused > 10, "later cases on the hung process are refused at once ({refused})");
+}

@@ -114,7 +114,16 @@ pub async fn gather(cx: &Cx<'_>) -> Result<Calls, String> {
 /// One tools/call on the main connection, with the `Mcp-Param-*` headers
 /// its inputSchema asks for (HTTP, 2026-07-28).
 async fn call_tool(cx: &Cx<'_>, label: &str, name: &str, schema: &Value, args: &Value) -> Result<Exchange, SessionError> {
-    let body = cx.request("tools/call", Some(json!({"name": name, "arguments": args})));
+    let mut body = cx.request("tools/call", Some(json!({"name": name, "arguments": args})));
+    // A progressToken: a slow tool that reports progress gets its timeout
+    // restarted by each report (up to the ceiling), as SDK clients do.
+    let token = json!(format!("mcpcert-progress-{}", body["id"]));
+    match body["params"].get_mut("_meta").and_then(|m| m.as_object_mut()) {
+        Some(meta) => {
+            meta.insert("progressToken".into(), token);
+        }
+        None => body["params"]["_meta"] = json!({"progressToken": token}),
+    }
     let edits: Vec<HeaderEdit> = match cx.rev {
         Revision::Modern => param_headers(schema, args).into_iter().map(|(k, v)| HeaderEdit::Set(k, v)).collect(),
         Revision::Legacy => Vec::new(),

@@ -196,6 +196,8 @@ pub struct HeaderFrom {
 pub struct Timeouts {
     pub startup_ms: Option<u64>,
     pub request_ms: Option<u64>,
+    /// The most a request that keeps reporting progress may take.
+    pub ceiling_ms: Option<u64>,
 }
 
 pub fn load(path: &Path) -> Result<ConfigFile, ConfigError> {

@@ -259,6 +259,7 @@ impl Session {
             headers: &headers,
             expect_id: expect,
             exact_names: msg.exact_names,
+            progress: msg.body.pointer("/params/_meta/progressToken"),
         };
         ex.fill_from(conn.exchange(&out).await);
         if let Some(case) = log {

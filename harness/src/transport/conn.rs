@@ -25,12 +25,14 @@ pub struct Outgoing<'a> {
     /// Send header names with their exact letter case (an own HTTP/1.1
     /// connection; `http://` URLs only).
     pub exact_names: bool,
+    /// The request's `progressToken`: progress for it pushes the deadline.
+    pub progress: Option<&'a Value>,
 }
 
 impl<'a> Outgoing<'a> {
     /// A JSON-RPC message POSTed (HTTP) or written as one line (stdio).
     pub fn message(body: &'a str, headers: &'a [(String, String)], expect_id: Option<&'a Value>) -> Outgoing<'a> {
-        Outgoing { http_method: "POST", body: Some(body), headers, expect_id, exact_names: false }
+        Outgoing { http_method: "POST", body: Some(body), headers, expect_id, exact_names: false, progress: None }
     }
 }
 
@@ -79,7 +81,7 @@ impl Incoming {
 pub struct Connection(Inner);
 
 enum Inner {
-    Stdio(StdioTarget),
+    Stdio(Box<StdioTarget>),
     Http { target: HttpTarget, session: Option<String> },
 }
 
@@ -87,7 +89,7 @@ impl Connection {
     /// Open a new connection (its own HTTP client) or start a new process.
     pub fn open(spec: &TargetSpec, limits: &Limits) -> Result<Connection, OpenError> {
         Ok(Connection(match spec {
-            TargetSpec::Stdio(s) => Inner::Stdio(StdioTarget::spawn(s, limits)?),
+            TargetSpec::Stdio(s) => Inner::Stdio(Box::new(StdioTarget::spawn(s, limits)?)),
             TargetSpec::Http(h) => Inner::Http { target: HttpTarget::new(h, limits)?, session: None },
         }))
     }
@@ -106,8 +108,13 @@ impl Connection {
         match &mut self.0 {
             Inner::Stdio(t) => {
                 let mut inc = Incoming::default();
-                let wait = t.answer_timeout();
                 let start = Instant::now();
+                if let Some(why) = t.stopped_answering().await {
+                    inc.error = Some(TransportError::Timeout(format!("not sent: {why}")));
+                    inc.ms = start.elapsed().as_millis() as u64;
+                    return inc;
+                }
+                let wait = t.answer_timeout();
                 if let Some(line) = out.body {
                     if let Err(e) = t.write_line(line.as_bytes()).await {
                         inc.error = Some(e);
@@ -116,7 +123,7 @@ impl Connection {
                 if inc.error.is_none() {
                     match out.expect_id {
                         Some(id) => {
-                            let (mut frames, idx, err) = t.read_until_response(id, wait).await;
+                            let (mut frames, idx, err) = t.read_until_response(id, wait, out.progress).await;
                             // Moved, not copied: the frame keeps its text.
                             inc.response = idx.and_then(|i| frames[i].value.take());
                             inc.frames = frames;
@@ -134,7 +141,7 @@ impl Connection {
                 let reply = if out.exact_names {
                     target.send_exact(out.http_method, out.headers, body, out.expect_id).await
                 } else {
-                    target.send(out.http_method, out.headers, body, out.expect_id, false).await
+                    target.send(out.http_method, out.headers, body, out.expect_id, out.progress).await
                 };
                 let mut inc = Incoming::from_http(reply, false);
                 // Nothing was awaited: a stream that stays open after its

@@ -2,7 +2,7 @@
 //! with their exact letter case (reqwest, like every HTTP/2-ready client,
 //! lower-cases them). Plain `http://` URLs only.
 
-use super::http::{Body, HttpReply, HttpTarget};
+use super::http::{Body, HttpReply, HttpTarget, ReadUntil};
 use super::{TransportError, ms_since};
 use serde_json::Value;
 use std::time::Instant;
@@ -97,7 +97,8 @@ pub(super) async fn send_exact(
     } else {
         RawFraming::UntilClose
     };
-    target.read_body(&mut reply, Body::Raw(RawBody { rd, framing }), expect_id, start, deadline, None).await;
+    let until = ReadUntil { expect_id, fresh: true, within: target.limits.request, done: None, progress: None };
+    target.read_body(&mut reply, Body::Raw(RawBody { rd, framing }), &until, start, deadline).await;
     reply
 }
 

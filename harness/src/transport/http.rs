@@ -22,14 +22,18 @@ pub struct HttpSpec {
 pub type Done<'a> = &'a (dyn Fn(&[Frame]) -> bool + Send + Sync);
 
 /// When to stop reading a reply.
-struct ReadUntil<'a> {
+#[derive(Clone, Copy)]
+pub(super) struct ReadUntil<'a> {
     /// The response that ends an SSE stream.
-    expect_id: Option<&'a Value>,
+    pub expect_id: Option<&'a Value>,
     /// On a connection of its own.
-    fresh: bool,
-    within: Duration,
+    pub fresh: bool,
+    pub within: Duration,
     /// Stop (after a short grace) once this holds.
-    done: Option<Done<'a>>,
+    pub done: Option<Done<'a>>,
+    /// The request's progressToken: progress for it pushes the deadline
+    /// out (up to the ceiling).
+    pub progress: Option<&'a Value>,
 }
 
 #[derive(Clone)]
@@ -100,9 +104,10 @@ impl HttpTarget {
         headers: &[(String, String)],
         body: Option<Vec<u8>>,
         expect_id: Option<&Value>,
-        fresh: bool,
+        progress: Option<&Value>,
     ) -> HttpReply {
-        self.send_within(method, headers, body, ReadUntil { expect_id, fresh, within: self.limits.request, done: None }).await
+        let until = ReadUntil { expect_id, fresh: false, within: self.limits.request, done: None, progress };
+        self.send_within(method, headers, body, until).await
     }
 
     /// POST and read whatever the server streams for `window` (a
@@ -111,11 +116,12 @@ impl HttpTarget {
     /// Once `done` holds for the frames so far, reading goes on only for
     /// a short grace period.
     pub async fn collect(&self, headers: &[(String, String)], body: Vec<u8>, window: Duration, done: Done<'_>) -> HttpReply {
-        self.send_within("POST", headers, Some(body), ReadUntil { expect_id: None, fresh: true, within: window, done: Some(done) }).await
+        let until = ReadUntil { expect_id: None, fresh: true, within: window, done: Some(done), progress: None };
+        self.send_within("POST", headers, Some(body), until).await
     }
 
     async fn send_within(&self, method: &str, headers: &[(String, String)], body: Option<Vec<u8>>, until: ReadUntil<'_>) -> HttpReply {
-        let ReadUntil { expect_id, fresh, within, done } = until;
+        let ReadUntil { fresh, within, .. } = until;
         let start = Instant::now();
         let mut reply = HttpReply::default();
         let client = if fresh {
@@ -176,7 +182,7 @@ impl HttpTarget {
         for (k, v) in resp.headers() {
             reply.headers.push((k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()));
         }
-        self.read_body(&mut reply, Body::Reqwest(resp), expect_id, start, deadline, done).await;
+        self.read_body(&mut reply, Body::Reqwest(resp), &until, start, deadline).await;
         reply
     }
 
@@ -186,11 +192,11 @@ impl HttpTarget {
         &self,
         reply: &mut HttpReply,
         mut resp: Body,
-        expect_id: Option<&Value>,
+        until: &ReadUntil<'_>,
         start: Instant,
-        deadline: tokio::time::Instant,
-        done: Option<Done<'_>>,
+        mut deadline: tokio::time::Instant,
     ) {
+        let (expect_id, done) = (until.expect_id, until.done);
         reply.content_type = reply.header("content-type").map(|s| s.to_string());
         let is_sse = reply.content_type.as_deref().is_some_and(|c| c.to_ascii_lowercase().starts_with("text/event-stream"));
         if is_sse {
@@ -227,7 +233,7 @@ impl HttpTarget {
                     }
                     Ok(Ok(None)) => {
                         for ev in parser.finish() {
-                            self.push_event(reply, ev, expect_id, start);
+                            self.push_event(reply, ev, expect_id, None, start);
                         }
                         if reply.response_index.is_none() && expect_id.is_some() {
                             reply.error = Some(TransportError::Closed("SSE stream ended without the response".into()));
@@ -235,8 +241,15 @@ impl HttpTarget {
                         break;
                     }
                     Ok(Ok(Some(bytes))) => {
+                        let mut moved = false;
                         for ev in parser.feed(&bytes) {
-                            self.push_event(reply, ev, expect_id, start);
+                            moved |= self.push_event(reply, ev, expect_id, until.progress, start);
+                        }
+                        // Progress for the request restarts its timeout, up to the ceiling.
+                        if moved && done.is_none() {
+                            let ceiling = tokio::time::Instant::from_std(start) + self.limits.ceiling.max(self.limits.request);
+                            deadline = (tokio::time::Instant::now() + self.limits.request).min(ceiling);
+                            stop_at = deadline;
                         }
                         if parser.pending() > self.limits.max_message {
                             reply.error = Some(TransportError::TooLarge(format!(
@@ -301,13 +314,23 @@ impl HttpTarget {
         exact::send_exact(self, method, headers, body, expect_id).await
     }
 
-    fn push_event(&self, reply: &mut HttpReply, ev: sse::Event, expect_id: Option<&Value>, start: Instant) {
+    /// Keep one event; true if it was progress for `progress`.
+    fn push_event(
+        &self,
+        reply: &mut HttpReply,
+        ev: sse::Event,
+        expect_id: Option<&Value>,
+        progress: Option<&Value>,
+        start: Instant,
+    ) -> bool {
         let f = Frame::from_bytes(ev.data.as_bytes(), ms_since(start));
         let answer = reply.response_index.is_none() && expect_id.is_some_and(|id| f.answers(id));
+        let moved = progress.is_some_and(|t| f.is_progress_for(t));
         reply.frames.push(f);
         if answer {
             reply.response_index = Some(reply.frames.len() - 1);
         }
+        moved
     }
 }
 

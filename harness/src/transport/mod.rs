@@ -30,13 +30,22 @@ use std::time::Duration;
 pub struct Limits {
     pub startup: Duration,
     pub request: Duration,
+    /// How far progress notifications for a request may push its deadline
+    /// out (each one restarts the request timeout, up to this, from the
+    /// request's start).
+    pub ceiling: Duration,
     /// Largest single stdout line or HTTP body kept, in bytes.
     pub max_message: usize,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { startup: Duration::from_secs(15), request: Duration::from_secs(10), max_message: 16 * 1024 * 1024 }
+        Limits {
+            startup: Duration::from_secs(15),
+            request: Duration::from_secs(10),
+            ceiling: Duration::from_secs(60),
+            max_message: 16 * 1024 * 1024,
+        }
     }
 }
 
@@ -123,6 +132,13 @@ impl Frame {
     pub fn id(&self) -> Option<&Value> {
         self.value.as_ref().and_then(|v| v.get("id"))
     }
+
+    /// Whether this is a `notifications/progress` for `token`.
+    pub fn is_progress_for(&self, token: &Value) -> bool {
+        self.value.as_ref().is_some_and(|v| {
+            v.get("method").and_then(|m| m.as_str()) == Some("notifications/progress") && v.pointer("/params/progressToken") == Some(token)
+        })
+    }
 }
 
 /// Whether a parsed JSON value is one JSON-RPC 2.0 message at all (not its
@@ -142,6 +158,45 @@ pub fn jsonrpc_shape_problem(v: &Value) -> Option<String> {
             None
         }
         _ => Some("a JSON value that is not an object where one JSON-RPC message was expected".into()),
+    }
+}
+
+/// A deadline that progress notifications push out: each restarts the
+/// request timeout, never past the ceiling (counted from the start).
+#[derive(Debug, Clone, Copy)]
+pub struct Deadline<'a> {
+    start: tokio::time::Instant,
+    timeout: Duration,
+    ceiling: Duration,
+    pub at: tokio::time::Instant,
+    token: Option<&'a Value>,
+    /// Whether progress moved it.
+    pub moved: bool,
+}
+
+impl<'a> Deadline<'a> {
+    pub fn new(timeout: Duration, ceiling: Duration, token: Option<&'a Value>) -> Deadline<'a> {
+        let start = tokio::time::Instant::now();
+        Deadline { start, timeout, ceiling: ceiling.max(timeout), at: start + timeout, token, moved: false }
+    }
+
+    /// Look at a frame that arrived: progress for this request moves the deadline.
+    pub fn saw(&mut self, f: &Frame) {
+        if let Some(t) = self.token {
+            if f.is_progress_for(t) {
+                self.at = (tokio::time::Instant::now() + self.timeout).min(self.start + self.ceiling);
+                self.moved = true;
+            }
+        }
+    }
+
+    /// How the wait is described in a timeout message.
+    pub fn describe(&self) -> String {
+        if self.moved {
+            format!("{} ms after its last progress notification (ceiling {} ms)", self.timeout.as_millis(), self.ceiling.as_millis())
+        } else {
+            format!("{} ms", self.timeout.as_millis())
+        }
     }
 }
 

@@ -1,7 +1,7 @@
 //! stdio targets: spawn the server in its own process group, write one
 //! JSON-RPC message per line, read newline-delimited replies, keep stderr.
 
-use super::{Frame, Limits, OpenError, TransportError, ms_since};
+use super::{Deadline, Frame, Limits, OpenError, TransportError, ms_since};
 use serde_json::Value;
 use std::collections::VecDeque;
 use std::process::Stdio;
@@ -18,6 +18,9 @@ use tokio::sync::mpsc;
 /// notification provokes are collected).
 const TICK: Duration = Duration::from_millis(50);
 pub const GRACE: Duration = Duration::from_millis(100);
+/// How long a process that left a request unanswered gets to answer it
+/// late before it counts as having stopped answering.
+const LATE_ANSWER: Duration = Duration::from_millis(1000);
 
 #[derive(Debug, Clone)]
 pub struct StdioSpec {
@@ -62,6 +65,11 @@ pub(super) struct StdioTarget {
     /// Whether the process has written anything to stdout yet; until it
     /// has, waits use the start-up timeout.
     heard_from: bool,
+    /// A request that got no answer in time: its id, and what happened.
+    stalled: Option<(Value, String)>,
+    /// The process stopped answering for good (a stalled request's answer
+    /// did not come late either): nothing more is sent to it.
+    hung: Option<String>,
 }
 
 impl StdioTarget {
@@ -102,6 +110,8 @@ impl StdioTarget {
             limits: limits.clone(),
             exit_note: None,
             heard_from: false,
+            stalled: None,
+            hung: None,
         })
     }
 
@@ -148,13 +158,19 @@ impl StdioTarget {
     /// Read frames until a response whose id equals `id` arrives. Everything
     /// received on the way is returned too. An error response with a null or
     /// missing id is taken as the answer (and the caller can flag it).
-    pub async fn read_until_response(&mut self, id: &Value, timeout: Duration) -> (Vec<Frame>, Option<usize>, Option<TransportError>) {
-        let deadline = tokio::time::Instant::now() + timeout;
+    pub async fn read_until_response(
+        &mut self,
+        id: &Value,
+        timeout: Duration,
+        progress: Option<&Value>,
+    ) -> (Vec<Frame>, Option<usize>, Option<TransportError>) {
+        let mut deadline = Deadline::new(timeout, self.limits.ceiling, progress);
         let mut got = Vec::new();
         loop {
-            match tokio::time::timeout_at(deadline, self.frames.recv()).await {
+            match tokio::time::timeout_at(deadline.at, self.frames.recv()).await {
                 Ok(Some(frame)) => {
                     self.heard_from = true;
+                    deadline.saw(&frame);
                     let is_answer = frame.answers(id);
                     got.push(frame);
                     if is_answer {
@@ -178,14 +194,34 @@ impl StdioTarget {
                             unreadable.join("; ")
                         )
                     };
-                    return (
-                        got,
-                        None,
-                        Some(TransportError::Timeout(format!("no response with id {id} within {} ms{hint}", timeout.as_millis()))),
-                    );
+                    let why = format!("no response with id {id} within {}{hint}", deadline.describe());
+                    self.stalled = Some((id.clone(), why.clone()));
+                    return (got, None, Some(TransportError::Timeout(why)));
                 }
             }
         }
+    }
+
+    /// Why nothing should be sent to this process any more, if so. After a
+    /// request went unanswered, the next exchange first waits a moment for
+    /// the late answer; if it does not come, the process has stopped
+    /// answering, and every later exchange is refused at once instead of
+    /// waiting out its timeout again.
+    pub async fn stopped_answering(&mut self) -> Option<String> {
+        if let Some(h) = &self.hung {
+            return Some(h.clone());
+        }
+        let (id, why) = self.stalled.take()?;
+        let late = self.read_until(LATE_ANSWER, |f| f.iter().any(|x| x.answers(&id))).await;
+        if late.iter().any(|x| x.answers(&id)) {
+            return None;
+        }
+        let h = format!(
+            "the server stopped answering on this process (earlier: {why}; nothing came {} ms later either)",
+            LATE_ANSWER.as_millis()
+        );
+        self.hung = Some(h.clone());
+        Some(h)
     }
 
     /// Collect whatever arrives within `window` (for notifications, which get
