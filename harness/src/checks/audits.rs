@@ -3,11 +3,13 @@
 //! suite entries come last in a revision, so they see the whole run.
 
 use super::judge::input::MAY_ASK;
+use super::judge::notify::{Seen, log_problems, progress_problems};
 use super::{Check, Cx, Need, Outcome, Scope};
 use crate::record::{Exchange, clip};
 use crate::transport::Transport;
 use crate::wire::{Revision, schema};
 use serde::Deserialize;
+use serde_json::Value;
 use std::sync::Arc;
 
 /// stdout holds nothing but JSON-RPC messages, one per line.
@@ -201,6 +203,86 @@ impl Check for InputRequiredAudit {
         out.exchanges.push(Exchange::note("input_required audit", format!("{checked} results checked")));
         if !bad.is_empty() {
             out.fail(format!("only tools/call, prompts/get and resources/read may answer input_required; these did:\n{}", bad.join("\n")));
+        }
+        out
+    }
+}
+
+/// The notifications of the run that came with a request's reply, parsed,
+/// with that request's body and where it was. Only what `keep` picks.
+fn notifications_with_requests(cx: &Cx<'_>, keep: &[&str]) -> (Vec<(Value, Option<Value>, String)>, u64) {
+    let mut out = Vec::new();
+    let Some(log) = cx.session.frame_log(cx.rev) else { return (out, 0) };
+    for lf in &log.frames {
+        let parsed = lf.parsed();
+        let Some(v) = parsed.value else { continue };
+        if !v.get("method").and_then(|m| m.as_str()).is_some_and(|m| keep.contains(&m)) || v.get("id").is_some() {
+            continue;
+        }
+        let request = lf.origin.sent.as_deref().and_then(|s| serde_json::from_str::<Value>(s).ok());
+        let place = match lf.origin.rpc_method.as_deref() {
+            Some(m) => format!("with the reply to {m}, in {}", lf.case),
+            None => format!("in {}", lf.case),
+        };
+        out.push((v, request, place));
+    }
+    (out, log.frames.len() as u64)
+}
+
+/// 2026-07-28: log messages only for a request that asked, at its level.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LogMessagesAudit {}
+
+impl Check for LogMessagesAudit {
+    const NAME: &'static str = "log_messages_audit";
+    const ABOUT: &'static str = "every notifications/message of the run came with a request whose _meta set io.modelcontextprotocol/logLevel, at or above that level, from a server that declares capabilities.logging";
+    const SCOPE: Scope = Scope::Run;
+    const REVISIONS: &'static [Revision] = &[Revision::Modern];
+
+    async fn run(&self, cx: &Cx<'_>) -> Outcome {
+        let (found, frames) = notifications_with_requests(cx, &["notifications/message"]);
+        if frames == 0 {
+            return Outcome::na("the server sent nothing during the run, so there is nothing to judge");
+        }
+        let seen: Vec<Seen<'_>> = found.iter().map(|(f, r, p)| Seen { frame: f, request: r.as_ref(), place: p.clone() }).collect();
+        let (problems, count) = log_problems(&seen, cx.advertises("logging"));
+        let mut out = Outcome::default();
+        out.exchanges.push(Exchange::note("log message audit", format!("{count} notifications/message among {frames} server frames")));
+        if !problems.is_empty() {
+            let shown: Vec<String> = problems.iter().take(10).map(|p| format!("  - {p}")).collect();
+            out.fail(format!("{} log message problem(s):\n{}", problems.len(), shown.join("\n")));
+        }
+        out
+    }
+}
+
+/// Progress only for the token of the request it came with, increasing.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProgressAudit {}
+
+impl Check for ProgressAudit {
+    const NAME: &'static str = "progress_audit";
+    const ABOUT: &'static str =
+        "every notifications/progress of the run names the progressToken of the request it came with, and progress increases per token";
+    const SCOPE: Scope = Scope::Run;
+
+    async fn run(&self, cx: &Cx<'_>) -> Outcome {
+        let (found, frames) = notifications_with_requests(cx, &["notifications/progress"]);
+        if frames == 0 {
+            return Outcome::na("the server sent nothing during the run, so there is nothing to judge");
+        }
+        let seen: Vec<Seen<'_>> = found.iter().map(|(f, r, p)| Seen { frame: f, request: r.as_ref(), place: p.clone() }).collect();
+        let (problems, count) = progress_problems(&seen);
+        let mut out = Outcome::default();
+        out.exchanges.push(Exchange::note(
+            "progress audit",
+            format!("{count} notifications/progress among {frames} server frames (tool calls carry a progressToken)"),
+        ));
+        if !problems.is_empty() {
+            let shown: Vec<String> = problems.iter().take(10).map(|p| format!("  - {p}")).collect();
+            out.fail(format!("{} progress problem(s):\n{}", problems.len(), shown.join("\n")));
         }
         out
     }

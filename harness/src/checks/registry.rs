@@ -52,6 +52,8 @@ pub static REGISTRY: &[Entry] = &[
     entry::<audits::NoServerRequests>(),
     entry::<audits::WireFramesValid>(),
     entry::<audits::InputRequiredAudit>(),
+    entry::<audits::LogMessagesAudit>(),
+    entry::<audits::ProgressAudit>(),
     entry::<lists::ToolsWalk>(),
     entry::<lists::ListWalk>(),
     entry::<lists::ToolsCacheHints>(),

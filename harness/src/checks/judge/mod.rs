@@ -10,6 +10,7 @@ pub mod hints;
 pub mod input;
 pub mod leaks;
 pub mod listen;
+pub mod notify;
 pub mod xheader;
 
 use serde::Serialize;
