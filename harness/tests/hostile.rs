@@ -198,3 +198,27 @@ fn a_config_cwd_is_relative_to_the_config_file() {
     let out = cmd.output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+#[test]
+fn a_server_that_reads_header_names_case_sensitively_is_judged_not_declared_unreachable() {
+    let server = common::start_http(&["--era".into(), "modern".into(), "--fault".into(), "header-names-canonical-only".into()]);
+    let dir = outdir("canonical-names");
+    let mut cmd = mcpcert();
+    cmd.args(["run", "--http", &server.url, "--revision", "2026-07-28"]);
+    report_args(&mut cmd, &dir);
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "a finding, not exit 3: {}", String::from_utf8_lossy(&out.stderr));
+    let r = report(&dir);
+    assert_eq!(r["revisions"][0]["header_names_case_sensitive"], true, "{}", r["revisions"]);
+    let c = case(&r, "2026-07-28/headers/method-name-case");
+    assert_eq!(c["verdict"], "fail", "{c}");
+    assert!(c["message"].as_str().unwrap().contains("HTTP field names are case-insensitive"), "{c}");
+    let red: Vec<&str> = r["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["verdict"] == "fail" || c["verdict"] == "error")
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    assert!(red.iter().all(|id| id.ends_with("-name-case")), "the rest of the server is still judged: {red:?}");
+}

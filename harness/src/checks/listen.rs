@@ -63,6 +63,7 @@ pub async fn listen_sessions(cx: &Cx<'_>, subs: Vec<(Value, Value)>, trigger: Op
     let trigger_ran = Arc::new(AtomicBool::new(trigger.is_none()));
     let acked = Arc::new(AtomicUsize::new(0));
     let mut started = Vec::new();
+    let exact = cx.session.exact_names(cx.rev);
     for (id, filter) in &subs {
         let body = listen_body(id, filter);
         let headers = wire::modern_headers(&body);
@@ -79,7 +80,8 @@ pub async fn listen_sessions(cx: &Cx<'_>, subs: Vec<(Value, Value)>, trigger: Op
                 }
                 a && ran.load(Ordering::Relaxed)
             };
-            conn.watch(&Outgoing::message(&text, &headers, None), window, &done).await
+            let out = Outgoing { exact_names: exact, ..Outgoing::message(&text, &headers, None) };
+            conn.watch(&out, window, &done).await
         });
         started.push((id.clone(), filter.clone(), body, shown, task));
     }

@@ -330,6 +330,9 @@ pub struct RevisionInfo {
     pub server_info: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session_id_issued: Option<bool>,
+    /// HTTP: served only when the MCP header names had the spec's letter case.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub header_names_case_sensitive: Option<bool>,
     /// Why the target could not be reached at all for this revision.
     #[serde(skip)]
     pub unreachable: Option<String>,
@@ -344,6 +347,7 @@ impl RevisionInfo {
             capabilities: None,
             server_info: None,
             session_id_issued: None,
+            header_names_case_sensitive: None,
             unreachable: None,
         }
     }

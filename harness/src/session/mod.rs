@@ -93,6 +93,9 @@ struct RevSession {
     dual_era: Option<bool>,
     /// stdio lines that bring a fresh process to this revision's state.
     preamble: Vec<String>,
+    /// HTTP: the server accepts the MCP headers only with the spec's
+    /// spelling, so every message goes with exact-case names.
+    exact_names: bool,
     main: tokio::sync::Mutex<Option<Connection>>,
     log: std::sync::Mutex<FrameLog>,
 }
@@ -149,6 +152,12 @@ impl Session {
     /// Whether a 2026-07-28 server also answers `initialize` (None: unknown).
     pub fn dual_era(&self, rev: Revision) -> Option<bool> {
         self.revs.get(&rev).and_then(|s| s.dual_era)
+    }
+
+    /// Whether messages of `rev` go with exact-case header names (the server
+    /// treats header names case-sensitively; found by the revision probe).
+    pub fn exact_names(&self, rev: Revision) -> bool {
+        self.revs.get(&rev).is_some_and(|s| s.exact_names)
     }
 
     /// The lines a fresh stdio process needs before a request of `rev`.
@@ -258,7 +267,7 @@ impl Session {
             body: text.as_deref(),
             headers: &headers,
             expect_id: expect,
-            exact_names: msg.exact_names,
+            exact_names: msg.exact_names || self.exact_names(msg.rev),
             progress: msg.body.pointer("/params/_meta/progressToken"),
         };
         ex.fill_from(conn.exchange(&out).await);

@@ -67,8 +67,24 @@ impl Session {
         let mut st = blank(Revision::Modern);
         let Some(mut conn) = probe_conn(self, &mut st) else { return st };
         let body = wire::request(&self.next_id(), "server/discover", wire::modern_params(None, MetaMode::Full, wire::MODERN));
-        let ex = self.exchange(&mut conn, &Msg::new(Revision::Modern, "probe: server/discover", &body), None).await;
+        let mut ex = self.exchange(&mut conn, &Msg::new(Revision::Modern, "probe: server/discover", &body), None).await;
         file(&st, &ex);
+        // A header rejection of a correct request may be a server that
+        // reads header names case-sensitively (reqwest sends them in lower
+        // case): ask again with the spec's spelling, and if that is served,
+        // carry on with it (the name-case cases say what happened).
+        let rejected = ex.status == Some(400) || ex.error_code() == Some(-32020);
+        if rejected && self.target.url().is_some_and(|u| u.starts_with("http://")) {
+            let body = wire::request(&self.next_id(), "server/discover", wire::modern_params(None, MetaMode::Full, wire::MODERN));
+            let msg = Msg::new(Revision::Modern, "probe: server/discover, header names spelt as the spec does", &body).exact_names(true);
+            let retry = self.exchange(&mut conn, &msg, None).await;
+            file(&st, &retry);
+            if retry.result().is_some_and(|r| r.get("supportedVersions").is_some() || r.get("capabilities").is_some()) {
+                st.exact_names = true;
+                st.info.header_names_case_sensitive = Some(true);
+                ex = retry;
+            }
+        }
         if let Some(err) = &ex.error {
             let why = format!("no answer to server/discover: {err}{}", said_on_stderr(&ex.stderr));
             st.info.reason = why.clone();
@@ -78,7 +94,11 @@ impl Session {
                 Some(r) if r.get("result").is_some_and(|x| x.get("supportedVersions").is_some() || x.get("capabilities").is_some()) => {
                     let res = &r["result"];
                     st.info.supported = true;
-                    st.info.reason = "server/discover answered with a DiscoverResult".into();
+                    st.info.reason = if st.exact_names {
+                        "server/discover answered with a DiscoverResult, but only with the header names spelt as the spec does (MCP-Protocol-Version, Mcp-Method): the server reads HTTP header names case-sensitively; mcpcert carries on with that spelling".into()
+                    } else {
+                        "server/discover answered with a DiscoverResult".into()
+                    };
                     st.info.capabilities = Some(res.get("capabilities").cloned().unwrap_or(json!({})));
                     st.info.server_info = res.pointer("/_meta").and_then(|m| m.get(wire::KEY_SERVER_INFO)).cloned();
                 }
@@ -165,6 +185,7 @@ fn blank(rev: Revision) -> RevSession {
         info: RevisionInfo::blank(rev),
         dual_era: None,
         preamble: Vec::new(),
+        exact_names: false,
         main: tokio::sync::Mutex::new(None),
         log: std::sync::Mutex::new(FrameLog::default()),
     }

@@ -139,7 +139,7 @@ impl Connection {
             Inner::Http { target, .. } => {
                 let body = out.body.map(|b| b.as_bytes().to_vec());
                 let reply = if out.exact_names {
-                    target.send_exact(out.http_method, out.headers, body, out.expect_id).await
+                    target.send_exact(out.http_method, out.headers, body, out.expect_id, out.progress).await
                 } else {
                     target.send(out.http_method, out.headers, body, out.expect_id, out.progress).await
                 };
@@ -174,7 +174,12 @@ impl Connection {
             }
             Inner::Http { target, .. } => {
                 let body = out.body.unwrap_or("").as_bytes().to_vec();
-                Incoming::from_http(target.collect(out.headers, body, window, done).await, true)
+                let reply = if out.exact_names {
+                    target.collect_exact(out.headers, body, window, done).await
+                } else {
+                    target.collect(out.headers, body, window, done).await
+                };
+                Incoming::from_http(reply, true)
             }
         }
     }

@@ -4,7 +4,6 @@
 
 use super::http::{Body, HttpReply, HttpTarget, ReadUntil};
 use super::{TransportError, ms_since};
-use serde_json::Value;
 use std::time::Instant;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -16,11 +15,11 @@ pub(super) async fn send_exact(
     method: &str,
     headers: &[(String, String)],
     body: Option<Vec<u8>>,
-    expect_id: Option<&Value>,
+    until: ReadUntil<'_>,
 ) -> HttpReply {
     let start = Instant::now();
     let mut reply = HttpReply::default();
-    let deadline = tokio::time::Instant::now() + target.limits.request;
+    let deadline = tokio::time::Instant::now() + until.within;
     let url = match reqwest::Url::parse(&target.spec.url) {
         Ok(u) if u.scheme() == "http" => u,
         _ => {
@@ -97,7 +96,6 @@ pub(super) async fn send_exact(
     } else {
         RawFraming::UntilClose
     };
-    let until = ReadUntil { expect_id, fresh: true, within: target.limits.request, done: None, progress: None };
     target.read_body(&mut reply, Body::Raw(RawBody { rd, framing }), &until, start, deadline).await;
     reply
 }

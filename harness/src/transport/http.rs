@@ -310,8 +310,16 @@ impl HttpTarget {
         headers: &[(String, String)],
         body: Option<Vec<u8>>,
         expect_id: Option<&Value>,
+        progress: Option<&Value>,
     ) -> HttpReply {
-        exact::send_exact(self, method, headers, body, expect_id).await
+        let until = ReadUntil { expect_id, fresh: true, within: self.limits.request, done: None, progress };
+        exact::send_exact(self, method, headers, body, until).await
+    }
+
+    /// Like `collect`, but with header names in their exact letter case.
+    pub async fn collect_exact(&self, headers: &[(String, String)], body: Vec<u8>, window: Duration, done: Done<'_>) -> HttpReply {
+        let until = ReadUntil { expect_id: None, fresh: true, within: window, done: Some(done), progress: None };
+        exact::send_exact(self, "POST", headers, Some(body), until).await
     }
 
     /// Keep one event; true if it was progress for `progress`.

@@ -111,14 +111,22 @@ impl Check for HeaderProbe {
     }
 
     async fn run(&self, cx: &Cx<'_>) -> Outcome {
-        match (self.header, self.probe) {
+        let mut out = match (self.header, self.probe) {
             (Header::Version | Header::Method, Some(p)) => probe_standard(cx, self.header, p).await,
             (Header::Name, Some(p)) => targets::probe_name(cx, p).await,
             (Header::Param, Some(p)) => targets::probe_param(cx, p).await,
             (Header::Origin, _) => targets::probe_origin(cx).await,
             (Header::Notification, _) => targets::probe_notification(cx).await,
             (_, None) => Outcome::error("a header probe without a probe kind (rejected at load)"),
+        };
+        let case_sensitive = cx.session.info(cx.rev).and_then(|i| i.header_names_case_sensitive) == Some(true);
+        if self.probe == Some(ProbeKind::NameCase) && case_sensitive && !out.failures.is_empty() {
+            out.failures.insert(
+                0,
+                "the server served mcpcert only when the MCP header names were spelt as the spec does (MCP-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Param-…): its revision probe in lower case (as reqwest and every HTTP/2 client sends names) was refused, so mcpcert carried on with that spelling. HTTP field names are case-insensitive (RFC 9110 §5.1); the probes below show which spellings the server refuses".into(),
+            );
         }
+        out
     }
 }
 
