@@ -45,6 +45,9 @@ pub enum ProbeKind {
     Null,
     Absent,
     Integer,
+    /// Hard string values (non-ASCII, spaces, a tab, empty, sentinel-like)
+    /// in the encoding a client must use: each call is served.
+    RoundTrip,
 }
 
 impl Header {
@@ -55,9 +58,21 @@ impl Header {
             Header::Version => &[Missing, Mismatch, NameCase, Duplicate, Whitespace],
             Header::Method => &[Missing, Mismatch, ValueCase, NameCase, Duplicate, Whitespace],
             Header::Name => &[Missing, Mismatch, ValueCase, NameCase, Duplicate, Whitespace, Base64, BadBase64, UpperSentinel],
-            Header::Param => {
-                &[Missing, Mismatch, ValueCase, NameCase, Duplicate, Whitespace, Base64, BadBase64, UpperSentinel, Null, Absent, Integer]
-            }
+            Header::Param => &[
+                Missing,
+                Mismatch,
+                ValueCase,
+                NameCase,
+                Duplicate,
+                Whitespace,
+                Base64,
+                BadBase64,
+                UpperSentinel,
+                Null,
+                Absent,
+                Integer,
+                RoundTrip,
+            ],
             Header::Origin | Header::Notification => &[],
         }
     }
@@ -346,7 +361,7 @@ fn probes_for(header: &str, v: &str, kind: ProbeKind, other: &str) -> Vec<Probe>
             set(format!("=?BASE64?{}?=", b64(v))),
             Want::Reject,
         )],
-        ProbeKind::Null | ProbeKind::Absent | ProbeKind::Integer => vec![],
+        ProbeKind::Null | ProbeKind::Absent | ProbeKind::Integer | ProbeKind::RoundTrip => vec![],
     }
 }
 

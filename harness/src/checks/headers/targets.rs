@@ -227,6 +227,9 @@ pub(super) async fn probe_param(cx: &Cx<'_>, probe: ProbeKind) -> Outcome {
     let schema = t.schema.clone().unwrap_or(json!({}));
     let params = admission::header_walk(&schema).headers;
     let args = t.params.get("arguments").cloned().unwrap_or(json!({}));
+    if probe == ProbeKind::RoundTrip {
+        return round_trip(cx, &t, &schema, &params, &args).await;
+    }
     // The parameter to probe: for `integer`, an integer one; otherwise
     // the first one, given a value if the arguments lack it.
     let pick = if probe == ProbeKind::Integer { params.iter().find(|h| h.ty == "integer") } else { params.first() };
@@ -296,6 +299,61 @@ pub(super) async fn probe_param(cx: &Cx<'_>, probe: ProbeKind) -> Outcome {
         }
     }
     run_probes(cx, &t, probes, &mut out).await;
+    out
+}
+
+/// String values a header carries only encoded (or exactly as written):
+/// each must reach the server as the body's value.
+const HARD_VALUES: [&str; 6] = ["Zürich", "東京", "  padded  ", "tab\there", "", "=?base64?abc?="];
+
+/// The round trip of hard values through a string parameter mirrored into
+/// a header: each call, with the value in the body and in the header as a
+/// conforming client encodes it, must be served (a server that trims,
+/// normalises or decodes twice refuses one of them as a mismatch).
+async fn round_trip(cx: &Cx<'_>, t: &Target, schema: &Value, params: &[admission::HeaderParam], args: &Value) -> Outcome {
+    let mut out = Outcome::default();
+    if !t.callable {
+        return Outcome::na(format!("each probe must be served, and no tool with an x-mcp-header parameter may be called ({})", t.what));
+    }
+    let Some(h) = params.iter().find(|h| h.ty == "string") else {
+        return Outcome::na(format!("{} mirrors no string parameter into a header", t.what));
+    };
+    let header = format!("Mcp-Param-{}", h.value);
+    let Ok(validator) = jsonschema::options().build(schema) else {
+        return Outcome::na(format!("the inputSchema of {} does not compile, so no value can be checked against it", t.what));
+    };
+    let mut probes = Vec::new();
+    let mut refused = Vec::new();
+    for v in HARD_VALUES {
+        let mut a = args.clone();
+        set_pointer(&mut a, &h.pointer, json!(v));
+        if !validator.is_valid(&a) {
+            refused.push(format!("{v:?}"));
+            continue;
+        }
+        let sent = encoded(v);
+        probes.push(Probe {
+            args: Some(a),
+            ..probe_of(
+                format!("with {} = {v:?} and {header}: {sent}", h.pointer),
+                vec![HeaderEdit::Set(header.clone(), sent)],
+                Want::Accept,
+            )
+        });
+    }
+    if probes.is_empty() {
+        return Outcome::na(format!(
+            "the inputSchema of {} admits none of the values to try at {} ({})",
+            t.what,
+            h.pointer,
+            refused.join(", ")
+        ));
+    }
+    if !refused.is_empty() {
+        out.exchanges
+            .push(Exchange::note("values not tried", format!("the inputSchema does not admit {} at {}", refused.join(", "), h.pointer)));
+    }
+    run_probes(cx, t, probes, &mut out).await;
     out
 }
 
