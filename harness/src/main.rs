@@ -121,6 +121,11 @@ struct RunArgs {
     /// Show Mcp-Param-* header values as [redacted] in reports and reproducers.
     #[arg(long)]
     redact_params: bool,
+    /// Known failures (TOML: `[expected]` maps a case id, optionally
+    /// `@stdio`/`@http`, to the reason). They do not fail the run; a listed
+    /// case that passes does ("stale baseline entry").
+    #[arg(long, value_name = "FILE")]
+    expected_failures: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -406,6 +411,16 @@ fn run(args: RunArgs) -> u8 {
     if cases.is_empty() {
         return usage(format!("no case matches {} (`mcpcert list` prints every case id)", selection.describe()));
     }
+    let baseline = match &args.expected_failures {
+        Some(p) => {
+            let known: Vec<&str> = catalog.cases.iter().map(|c| c.id.as_str()).collect();
+            match config::baseline::load(p, &known) {
+                Ok(b) => Some(b),
+                Err(e) => return usage(format!("--expected-failures {}: {}", e.file, e.problem)),
+            }
+        }
+        None => None,
+    };
     let cfg_file = match &args.config {
         Some(p) => match config::load(p) {
             Ok(c) => Some((p.clone(), c)),
@@ -491,6 +506,9 @@ fn run(args: RunArgs) -> u8 {
         };
         let mut res = res;
         masker.case(&mut res);
+        if let Some(b) = &baseline {
+            b.mark(&mut res, target.transport());
+        }
         console.case(&res, strict);
         results.push(res);
     }
@@ -501,6 +519,10 @@ fn run(args: RunArgs) -> u8 {
 
     console.failures(&results, strict);
     console.warnings(&results, strict);
+    let baseline_summary = baseline.as_ref().map(|b| b.summary(&results));
+    if let Some(b) = &baseline_summary {
+        console.baseline(&results, b);
+    }
     let summary = Summary::of(&results);
     let rep = RunReport {
         format: "mcpcert-run-report",
@@ -517,6 +539,7 @@ fn run(args: RunArgs) -> u8 {
         strict: args.strict,
         target_problem: target_problem.clone(),
         warnings: run_warnings.clone(),
+        baseline: baseline_summary.clone(),
         summary: summary.clone(),
         cases: results.clone(),
     };
@@ -535,9 +558,42 @@ fn run(args: RunArgs) -> u8 {
         console.line(format!("\nwarning: {w}"));
     }
     let failed = write_err || results.iter().any(|r| r.counts_as_failure(strict));
+    let baseline_note = match &baseline_summary {
+        Some(b) => format!(
+            "; baseline: {} expected failure{}, {} stale entr{}",
+            b.expected_failures,
+            if b.expected_failures == 1 { "" } else { "s" },
+            b.stale.len(),
+            if b.stale.len() == 1 { "y" } else { "ies" }
+        ),
+        None => String::new(),
+    };
+    let mut why: Vec<String> = Vec::new();
+    let unexpected = results.iter().filter(|r| r.counts_as_failure(strict) && !r.stale_baseline()).count();
+    if unexpected > 0 {
+        let strict_warns = results.iter().filter(|r| strict && r.verdict == Verdict::Warn && r.counts_as_failure(strict)).count();
+        let mut w = format!(
+            "{unexpected} {}failure{}",
+            if baseline.is_some() { "unexpected " } else { "" },
+            if unexpected == 1 { "" } else { "s" }
+        );
+        if strict_warns > 0 {
+            w.push_str(&format!(", {strict_warns} of them warn under --strict"));
+        }
+        why.push(w);
+    }
+    if let Some(b) = baseline_summary.as_ref().filter(|b| !b.stale.is_empty()) {
+        why.push(format!("{} stale baseline entr{}", b.stale.len(), if b.stale.len() == 1 { "y" } else { "ies" }));
+    }
+    if target_problem.is_some() {
+        why.push("the target could not be reached".into());
+    }
+    if write_err {
+        why.push("a report could not be written".into());
+    }
+    let verdict_word = if why.is_empty() { "ok".to_string() } else { format!("FAILED ({})", why.join("; ")) };
     console.line(format!(
-        "\ntest result: {}. {} pass, {} fail, {} warn, {} n/a, {} error; finished in {:.2}s",
-        if failed || target_problem.is_some() { "FAILED" } else { "ok" },
+        "\ntest result: {verdict_word}. {} pass, {} fail, {} warn, {} n/a, {} error{baseline_note}; finished in {:.2}s",
         summary.pass,
         summary.fail,
         summary.warn,

@@ -36,6 +36,7 @@
 //! error_arguments = { title = "" }   # valid, but the tool reports isError
 //! ```
 
+pub mod baseline;
 mod policy;
 
 pub use policy::{DEFAULT_SECRET_NAMES, InputTool, Matcher, Policy, Role};

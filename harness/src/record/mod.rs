@@ -292,13 +292,75 @@ pub struct CaseResult {
     /// `error` (a crash's traceback), for the console, JUnit and HTML.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stderr_tail: Option<String>,
+    /// Set when the expected-failures baseline names this case.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<BaselineMark>,
     pub transcript: Vec<Exchange>,
 }
 
+/// What the expected-failures baseline made of a case.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct BaselineMark {
+    /// The key of the baseline entry (a case id, maybe `@stdio`/`@http`).
+    pub entry: String,
+    pub reason: String,
+    pub outcome: BaselineOutcome,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+pub enum BaselineOutcome {
+    /// It fails (or errors, or warns) as the baseline says: the run does
+    /// not fail for it.
+    #[serde(rename = "expected failure")]
+    ExpectedFailure,
+    /// It passes: the entry is stale and the run fails until it is removed.
+    #[serde(rename = "stale")]
+    Stale,
+    /// It does not apply here; tolerated.
+    #[serde(rename = "n/a")]
+    NotApplicable,
+}
+
+/// What the expected-failures baseline did to a run.
+#[derive(Debug, Clone, Serialize, Default, PartialEq)]
+pub struct BaselineSummary {
+    pub file: String,
+    pub entries: usize,
+    pub expected_failures: usize,
+    /// The entries whose case passes (each fails the run).
+    pub stale: Vec<String>,
+    /// Entries whose case did not apply to this set-up.
+    pub not_applicable: usize,
+    /// Entries no case of this run answered (another revision or
+    /// transport, or not selected).
+    pub not_in_run: Vec<String>,
+}
+
 impl CaseResult {
-    /// The verdict that counts for the exit code.
-    pub fn counts_as_failure(&self, strict: bool) -> bool {
+    /// Whether the verdict itself is a failure (fail, error; warn under
+    /// --strict), baseline or not.
+    pub fn is_failure(&self, strict: bool) -> bool {
         matches!(self.verdict, Verdict::Fail | Verdict::Error) || (strict && self.verdict == Verdict::Warn)
+    }
+
+    /// Whether the case fails the run: a failure the baseline does not
+    /// expect, or a stale baseline entry.
+    pub fn counts_as_failure(&self, strict: bool) -> bool {
+        match self.baseline.as_ref().map(|b| b.outcome) {
+            Some(BaselineOutcome::ExpectedFailure) => false,
+            Some(BaselineOutcome::Stale) => true,
+            _ => self.is_failure(strict),
+        }
+    }
+
+    /// Whether the baseline expected this case to fail.
+    pub fn expected_failure(&self) -> bool {
+        self.baseline.as_ref().is_some_and(|b| b.outcome == BaselineOutcome::ExpectedFailure)
+    }
+
+    /// Whether the baseline names this case although it passes.
+    pub fn stale_baseline(&self) -> bool {
+        self.baseline.as_ref().is_some_and(|b| b.outcome == BaselineOutcome::Stale)
     }
 }
 

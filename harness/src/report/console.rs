@@ -3,7 +3,7 @@
 //! is closed (`mcpcert … | head`), console output stops quietly and the run
 //! goes on to write its reports.
 
-use crate::record::{CaseResult, Verdict};
+use crate::record::{BaselineOutcome, BaselineSummary, CaseResult, Verdict};
 use std::io::Write;
 
 pub struct Console {
@@ -34,20 +34,26 @@ impl Console {
 
     /// The line for a finished case.
     pub fn case(&mut self, r: &CaseResult, strict: bool) {
-        let outcome = match r.verdict {
-            Verdict::Pass => "ok".to_string(),
-            Verdict::Warn if strict => "FAILED (warn, --strict)".into(),
-            Verdict::Warn => "warn".into(),
-            Verdict::NotApplicable => format!("n/a: {}", first_line(&r.message)),
-            Verdict::Fail => "FAILED".into(),
-            Verdict::Error => "ERROR".into(),
+        let outcome = if r.expected_failure() {
+            format!("expected failure ({})", r.verdict.as_str())
+        } else if r.stale_baseline() {
+            "ok, but the baseline expects a failure (stale entry)".into()
+        } else {
+            match r.verdict {
+                Verdict::Pass => "ok".to_string(),
+                Verdict::Warn if strict => "FAILED (warn, --strict)".into(),
+                Verdict::Warn => "warn".into(),
+                Verdict::NotApplicable => format!("n/a: {}", first_line(&r.message)),
+                Verdict::Fail => "FAILED".into(),
+                Verdict::Error => "ERROR".into(),
+            }
         };
         self.line(format!("test {:<12} {} ... {outcome}", format!("[{}]", r.level), r.id));
     }
 
     /// Every case that counts against the run, with its full text.
     pub fn failures(&mut self, results: &[CaseResult], strict: bool) {
-        let failed: Vec<&CaseResult> = results.iter().filter(|r| r.counts_as_failure(strict)).collect();
+        let failed: Vec<&CaseResult> = results.iter().filter(|r| r.counts_as_failure(strict) && !r.stale_baseline()).collect();
         if failed.is_empty() {
             return;
         }
@@ -66,13 +72,42 @@ impl Console {
 
     /// SHOULD-level findings that do not fail the run.
     pub fn warnings(&mut self, results: &[CaseResult], strict: bool) {
-        let warns: Vec<&CaseResult> = results.iter().filter(|r| r.verdict == Verdict::Warn).collect();
+        let warns: Vec<&CaseResult> = results.iter().filter(|r| r.verdict == Verdict::Warn && !r.expected_failure()).collect();
         if warns.is_empty() || strict {
             return;
         }
         self.line("\nwarnings (SHOULD-level rules not met; --strict makes them fail):");
         for w in &warns {
             self.line(format!("    {}: {}", w.id, first_line(&w.message)));
+        }
+    }
+}
+
+impl Console {
+    /// What the expected-failures baseline made of the run.
+    pub fn baseline(&mut self, results: &[CaseResult], b: &BaselineSummary) {
+        let expected: Vec<&CaseResult> = results.iter().filter(|r| r.expected_failure()).collect();
+        if !expected.is_empty() {
+            self.line(format!("\nexpected failures (in the baseline {}):", b.file));
+            for r in &expected {
+                let reason = r.baseline.as_ref().map(|m| m.reason.as_str()).unwrap_or("");
+                self.line(format!("    {} ({}): {reason}", r.id, r.verdict.as_str()));
+            }
+        }
+        if !b.stale.is_empty() {
+            self.line("\nstale baseline entries (these cases pass now: remove the entries):");
+            for key in &b.stale {
+                self.line(format!("    {key}"));
+            }
+        }
+        if b.not_applicable > 0 {
+            let na: Vec<&str> = results
+                .iter()
+                .filter_map(|r| r.baseline.as_ref())
+                .filter(|m| m.outcome == BaselineOutcome::NotApplicable)
+                .map(|m| m.entry.as_str())
+                .collect();
+            self.line(format!("\nbaseline entries whose case does not apply here (kept): {}", na.join(", ")));
         }
     }
 }

@@ -3,7 +3,7 @@
 
 pub mod console;
 
-use crate::record::{CaseResult, Exchange, RevisionInfo, Transport, Verdict, clip};
+use crate::record::{BaselineOutcome, BaselineSummary, CaseResult, Exchange, RevisionInfo, Transport, Verdict, clip};
 use serde::Serialize;
 use serde_json::Value;
 use std::path::Path;
@@ -60,6 +60,9 @@ pub struct RunReport {
     /// naming a tool the server does not list).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// Set when the run used an expected-failures baseline.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<BaselineSummary>,
     pub summary: Summary,
     pub cases: Vec<CaseResult>,
 }
@@ -110,29 +113,48 @@ pub fn junit_xml(report: &RunReport) -> String {
             s.add_property(Property::new("suite_digest", report.suite_digest.clone()));
             suites.push((suite_name.clone(), s));
         }
-        let status = match c.verdict {
-            Verdict::Pass => TestCaseStatus::success(),
-            Verdict::Warn if report.strict => {
-                let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
-                st.set_message(first_line(&c.message)).set_type("warn (strict)").set_description(failure_text(c));
-                st
-            }
-            Verdict::Warn => TestCaseStatus::success(),
-            Verdict::Fail => {
-                let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
-                st.set_message(first_line(&c.message)).set_type(format!("{} violated", c.level)).set_description(failure_text(c));
-                st
-            }
-            Verdict::Error => {
-                let mut st = TestCaseStatus::non_success(NonSuccessKind::Error);
-                st.set_message(first_line(&c.message)).set_type("error").set_description(failure_text(c));
-                st
-            }
-            Verdict::NotApplicable => {
+        let status = match (c.baseline.as_ref().map(|b| b.outcome), c.verdict) {
+            // A known failure: skipped, as test runners show an expected
+            // failure, so that dashboards count only what is new.
+            (Some(BaselineOutcome::ExpectedFailure), _) => {
                 let mut st = TestCaseStatus::skipped();
-                st.set_message(format!("n/a: {}", c.message)).set_type("n/a");
+                let b = c.baseline.as_ref().map(|b| b.reason.as_str()).unwrap_or("");
+                st.set_message(format!("expected failure ({}): {b}", c.verdict.as_str()))
+                    .set_type("expected failure")
+                    .set_description(failure_text(c));
                 st
             }
+            (Some(BaselineOutcome::Stale), _) => {
+                let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                let key = c.baseline.as_ref().map(|b| b.entry.as_str()).unwrap_or("");
+                st.set_message(format!("stale baseline entry: the case passes now; remove `{key}` from the expected failures"))
+                    .set_type("stale baseline entry");
+                st
+            }
+            (_, v) => match v {
+                Verdict::Pass => TestCaseStatus::success(),
+                Verdict::Warn if report.strict => {
+                    let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                    st.set_message(first_line(&c.message)).set_type("warn (strict)").set_description(failure_text(c));
+                    st
+                }
+                Verdict::Warn => TestCaseStatus::success(),
+                Verdict::Fail => {
+                    let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                    st.set_message(first_line(&c.message)).set_type(format!("{} violated", c.level)).set_description(failure_text(c));
+                    st
+                }
+                Verdict::Error => {
+                    let mut st = TestCaseStatus::non_success(NonSuccessKind::Error);
+                    st.set_message(first_line(&c.message)).set_type("error").set_description(failure_text(c));
+                    st
+                }
+                Verdict::NotApplicable => {
+                    let mut st = TestCaseStatus::skipped();
+                    st.set_message(format!("n/a: {}", c.message)).set_type("n/a");
+                    st
+                }
+            },
         };
         let mut tc = TestCase::new(c.id.clone(), status);
         tc.set_classname(c.id.rsplit_once('/').map(|x| x.0).unwrap_or(&c.id).to_string());
@@ -142,10 +164,14 @@ pub fn junit_xml(report: &RunReport) -> String {
         tc.add_property(Property::new("spec", c.spec.clone()));
         tc.add_property(Property::new("level", c.level.as_str()));
         tc.add_property(Property::new("transport", c.transport.as_str()));
+        if let Some(b) = &c.baseline {
+            tc.add_property(Property::new("baseline", baseline_word(b.outcome)));
+            tc.add_property(Property::new("baseline_reason", b.reason.clone()));
+        }
         if let Some(t) = &c.stderr_tail {
             tc.set_system_err(format!("the server's stderr ended with:\n{t}"));
         }
-        if c.verdict == Verdict::Warn && !report.strict {
+        if c.verdict == Verdict::Warn && !report.strict && !c.expected_failure() {
             tc.set_system_out(format!("WARNING ({} not met)\n{}", c.level, failure_text(c)));
         }
         if let Some((_, s)) = suites.iter_mut().find(|(n, _)| *n == suite_name) {
@@ -154,6 +180,15 @@ pub fn junit_xml(report: &RunReport) -> String {
     }
     r.add_test_suites(suites.into_iter().map(|(_, s)| s));
     r.to_string().unwrap_or_else(|e| format!("<!-- junit serialisation failed: {e} -->"))
+}
+
+/// How reports name a baseline outcome.
+pub fn baseline_word(o: BaselineOutcome) -> &'static str {
+    match o {
+        BaselineOutcome::ExpectedFailure => "expected failure",
+        BaselineOutcome::Stale => "stale baseline entry",
+        BaselineOutcome::NotApplicable => "baselined, n/a here",
+    }
 }
 
 fn first_line(s: &str) -> String {
@@ -210,6 +245,20 @@ pub fn html(report: &RunReport) -> String {
     for w in &report.warnings {
         out.push_str(&format!("<p class=warn>run warning: {}</p>", esc(w)));
     }
+    if let Some(b) = &report.baseline {
+        out.push_str(&format!(
+            "<p>baseline <code>{}</code>: {} entries, {} expected failures, {} stale{}</p>",
+            esc(&b.file),
+            b.entries,
+            b.expected_failures,
+            b.stale.len(),
+            if b.stale.is_empty() {
+                String::new()
+            } else {
+                format!(" (<span class=fail>{}</span>: remove them)", esc(&b.stale.join(", ")))
+            }
+        ));
+    }
     out.push_str("<ul>");
     for r in &report.revisions {
         out.push_str(&format!("<li>{}: {} — {}</li>", r.revision, if r.supported { "served" } else { "not served" }, esc(&r.reason)));
@@ -221,6 +270,9 @@ pub fn html(report: &RunReport) -> String {
             v => v.as_str(),
         };
         let mut detail = esc(&c.title);
+        if let Some(b) = &c.baseline {
+            detail.push_str(&format!("<p><b>{}</b> (baseline: {})</p>", baseline_word(b.outcome), esc(&b.reason)));
+        }
         if !c.message.is_empty() {
             detail.push_str(&format!("<pre>{}</pre>", esc(&c.message)));
         }
@@ -243,8 +295,13 @@ pub fn html(report: &RunReport) -> String {
             ));
         }
         out.push_str(&format!(
-            "<tr><td class={cls}>{}</td><td><code>{}</code><br><small>{}</small></td><td>{}</td><td>{detail}</td></tr>",
+            "<tr><td class={cls}>{}{}</td><td><code>{}</code><br><small>{}</small></td><td>{}</td><td>{detail}</td></tr>",
             c.verdict.as_str(),
+            match c.baseline.as_ref().map(|b| b.outcome) {
+                Some(BaselineOutcome::ExpectedFailure) => " (expected)",
+                Some(BaselineOutcome::Stale) => " (stale baseline entry)",
+                _ => "",
+            },
             esc(&c.id),
             esc(&c.spec),
             esc(c.level.as_str())

@@ -113,6 +113,7 @@ impl Runner {
             reproducer: None,
             duration_ms: 0,
             stderr_tail: None,
+            baseline: None,
             transcript: Vec::new(),
         }
     }

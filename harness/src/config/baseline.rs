@@ -1,0 +1,176 @@
+//! The expected-failures baseline (`--expected-failures FILE`): the cases a
+//! team knows its server fails, each with the reason, so that CI fails on
+//! what is new and on what has been fixed, not on what is known.
+//!
+//! ```toml
+//! [expected]
+//! "2026-07-28/tools/call-unknown-tool" = "tracked in #412"
+//! "2026-07-28/http/origin-forbidden@http" = "the proxy in front answers Origin, not us"
+//! ```
+//!
+//! A key is a case id, optionally suffixed `@stdio` or `@http` to apply to
+//! one transport only. Against a run, an entry whose case
+//! - fails or errors (or warns) is an **expected failure**: it does not fail the run;
+//! - passes is **stale**: it fails the run until the entry is removed;
+//! - is n/a is tolerated and noted (the set-up cannot show the failure).
+//!
+//! Cases the run did not select (another revision, a filter, the other
+//! transport) are left alone. A key that names no case at all is refused
+//! when the file is loaded, with the nearest ids.
+
+use super::ConfigError;
+use crate::record::{BaselineMark, BaselineOutcome, BaselineSummary, CaseResult, Transport, Verdict};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// The key as written in the file.
+    pub key: String,
+    pub case_id: String,
+    /// `Some` when the key ends in `@stdio` or `@http`.
+    pub transport: Option<Transport>,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Baseline {
+    /// The file as given, for reports.
+    pub file: String,
+    pub entries: Vec<Entry>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    #[serde(default)]
+    expected: BTreeMap<String, toml::Value>,
+}
+
+/// Reads a baseline file. `known` is every case id of the catalogue: a key
+/// naming none of them is an error (a typo would otherwise hide nothing
+/// and be noticed by no one).
+pub fn load(path: &Path, known: &[&str]) -> Result<Baseline, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ConfigError::new(path, e.to_string()))?;
+    parse(&text, path, known)
+}
+
+pub fn parse(text: &str, path: &Path, known: &[&str]) -> Result<Baseline, ConfigError> {
+    let file: File = toml::from_str(text).map_err(|e| ConfigError::new(path, e.to_string()))?;
+    let mut entries: Vec<Entry> = Vec::new();
+    for (key, value) in file.expected {
+        let at = format!("at expected.\"{key}\"");
+        let reason = match value {
+            toml::Value::String(s) if !s.trim().is_empty() => s,
+            toml::Value::String(_) => {
+                return Err(ConfigError::new(path, format!("{at}: the reason is empty; say why the case is expected to fail")));
+            }
+            other => {
+                return Err(ConfigError::new(path, format!("{at}: the value must be the reason, a string (got {})", other.type_str())));
+            }
+        };
+        let (case_id, transport) = match key.rsplit_once('@') {
+            Some((id, "stdio")) => (id.to_string(), Some(Transport::Stdio)),
+            Some((id, "http")) => (id.to_string(), Some(Transport::Http)),
+            Some((_, other)) => {
+                return Err(ConfigError::new(path, format!("{at}: `@{other}` is not a transport; a key may end in `@stdio` or `@http`")));
+            }
+            None => (key.clone(), None),
+        };
+        if !known.contains(&case_id.as_str()) {
+            let near = nearest(&case_id, known);
+            let hint = if near.is_empty() { String::new() } else { format!("; did you mean {}?", near.join(", ")) };
+            return Err(ConfigError::new(path, format!("{at}: no case has the id `{case_id}` (`mcpcert list` prints them){hint}")));
+        }
+        if let Some(other) =
+            entries.iter().find(|e| e.case_id == case_id && (e.transport.is_none() || transport.is_none() || e.transport == transport))
+        {
+            return Err(ConfigError::new(path, format!("{at}: `{}` already names this case; keep one of the two", other.key)));
+        }
+        entries.push(Entry { key, case_id, transport, reason });
+    }
+    Ok(Baseline { file: path.display().to_string(), entries })
+}
+
+/// Up to three ids that share the most leading path segments and words
+/// with `id`.
+fn nearest(id: &str, known: &[&str]) -> Vec<String> {
+    let words = |s: &str| s.split(['/', '-']).map(str::to_string).collect::<Vec<_>>();
+    let want = words(id);
+    let mut scored: Vec<(usize, &str)> =
+        known.iter().map(|k| (words(k).iter().filter(|w| want.contains(w)).count(), *k)).filter(|(n, _)| *n > 1).collect();
+    scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
+    scored.into_iter().take(3).map(|(_, k)| format!("`{k}`")).collect()
+}
+
+impl Baseline {
+    /// Marks `r` if an entry names it; `transport` is the run's.
+    pub fn mark(&self, r: &mut CaseResult, transport: Transport) {
+        let Some(e) = self.entries.iter().find(|e| e.case_id == r.id && e.transport.is_none_or(|t| t == transport)) else {
+            return;
+        };
+        let outcome = match r.verdict {
+            Verdict::Fail | Verdict::Error | Verdict::Warn => BaselineOutcome::ExpectedFailure,
+            Verdict::Pass => BaselineOutcome::Stale,
+            Verdict::NotApplicable => BaselineOutcome::NotApplicable,
+        };
+        r.baseline = Some(BaselineMark { entry: e.key.clone(), reason: e.reason.clone(), outcome });
+    }
+
+    /// What the baseline did to a run whose results have been marked.
+    pub fn summary(&self, results: &[CaseResult]) -> BaselineSummary {
+        let marks: Vec<&BaselineMark> = results.iter().filter_map(|r| r.baseline.as_ref()).collect();
+        let count = |o: BaselineOutcome| marks.iter().filter(|m| m.outcome == o).count();
+        BaselineSummary {
+            file: self.file.clone(),
+            entries: self.entries.len(),
+            expected_failures: count(BaselineOutcome::ExpectedFailure),
+            stale: marks.iter().filter(|m| m.outcome == BaselineOutcome::Stale).map(|m| m.entry.clone()).collect(),
+            not_applicable: count(BaselineOutcome::NotApplicable),
+            not_in_run: self.entries.iter().filter(|e| !marks.iter().any(|m| m.entry == e.key)).map(|e| e.key.clone()).collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KNOWN: &[&str] = &["2026-07-28/tools/call-unknown-tool", "2026-07-28/http/origin-forbidden", "2025-11-25/tools/list-order"];
+
+    fn p(text: &str) -> Result<Baseline, ConfigError> {
+        parse(text, Path::new("b.toml"), KNOWN)
+    }
+
+    #[test]
+    fn keys_with_and_without_transport() {
+        let b =
+            p("[expected]\n\"2026-07-28/tools/call-unknown-tool\" = \"tracked\"\n\"2026-07-28/http/origin-forbidden@http\" = \"proxy\"\n")
+                .unwrap();
+        assert_eq!(b.entries.len(), 2);
+        let origin = b.entries.iter().find(|e| e.case_id == "2026-07-28/http/origin-forbidden").unwrap();
+        assert_eq!(origin.transport, Some(Transport::Http));
+        assert_eq!(origin.reason, "proxy");
+    }
+
+    #[test]
+    fn refusals_name_the_key_and_the_fix() {
+        let e = p("[expected]\n\"2026-07-28/tools/call-unknwn-tool\" = \"x\"\n").unwrap_err().to_string();
+        assert!(e.contains("no case has the id") && e.contains("2026-07-28/tools/call-unknown-tool"), "{e}");
+        let e = p("[expected]\n\"2026-07-28/tools/call-unknown-tool@sse\" = \"x\"\n").unwrap_err().to_string();
+        assert!(e.contains("`@sse` is not a transport"), "{e}");
+        let e = p("[expected]\n\"2026-07-28/tools/call-unknown-tool\" = \"\"\n").unwrap_err().to_string();
+        assert!(e.contains("reason is empty"), "{e}");
+        let e = p("[expected]\n\"2026-07-28/tools/call-unknown-tool\" = true\n").unwrap_err().to_string();
+        assert!(e.contains("must be the reason"), "{e}");
+        let e = p("[expected]\n\"2026-07-28/tools/call-unknown-tool\" = \"a\"\n\"2026-07-28/tools/call-unknown-tool@stdio\" = \"b\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("already names this case"), "{e}");
+        let e = p("[expectd]\n").unwrap_err().to_string();
+        assert!(e.contains("expectd"), "{e}");
+        // One entry per transport is fine.
+        p("[expected]\n\"2026-07-28/tools/call-unknown-tool@http\" = \"a\"\n\"2026-07-28/tools/call-unknown-tool@stdio\" = \"b\"\n")
+            .unwrap();
+    }
+}
