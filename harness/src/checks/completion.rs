@@ -18,9 +18,8 @@ async fn listed(cx: &Cx<'_>, list: ListMethod) -> Result<(Vec<serde_json::Value>
     if !cx.advertises(list.capability()) {
         return Ok((Vec::new(), None));
     }
-    let w = cx.walk_main(list).await.map_err(|e| e.to_string())?;
-    let partial = w.partial();
-    Ok((w.items, partial))
+    let w = cx.facts.list_walk(cx, list).await?;
+    Ok((w.items.clone(), w.partial()))
 }
 
 /// Prompt arguments and template variables the server offers, and why the

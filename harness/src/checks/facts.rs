@@ -22,7 +22,9 @@ pub type Fact<T> = Result<Arc<T>, String>;
 
 #[derive(Default)]
 pub struct Facts {
-    tools: OnceCell<Fact<Walk>>,
+    /// The walks of tools/list, prompts/list, resources/list and
+    /// resources/templates/list, in `ListMethod` order.
+    walks: [OnceCell<Fact<Walk>>; 4],
     verdicts: OnceLock<Arc<Vec<ToolVerdict>>>,
     calls: OnceCell<Fact<Calls>>,
     listens: OnceCell<Fact<ListenPair>>,
@@ -33,12 +35,18 @@ pub struct Facts {
 impl Facts {
     /// The `tools/list` walk of this revision on its main connection.
     pub async fn tools_walk(&self, cx: &Cx<'_>) -> Fact<Walk> {
-        self.tools.get_or_init(|| async { cx.walk_main(ListMethod::Tools).await.map(Arc::new).map_err(|e| e.to_string()) }).await.clone()
+        self.list_walk(cx, ListMethod::Tools).await
     }
 
-    /// The walk, if a case has gathered it (nothing is sent).
+    /// A list of this revision walked once on its main connection (its
+    /// exchanges are filed under the case that walked it first).
+    pub async fn list_walk(&self, cx: &Cx<'_>, list: ListMethod) -> Fact<Walk> {
+        self.walks[list as usize].get_or_init(|| async { cx.walk_main(list).await.map(Arc::new).map_err(|e| e.to_string()) }).await.clone()
+    }
+
+    /// The tools walk, if a case has gathered it (nothing is sent).
     pub fn tools_walk_gathered(&self) -> Option<Arc<Walk>> {
-        self.tools.get().and_then(|w| w.as_ref().ok()).cloned()
+        self.walks[ListMethod::Tools as usize].get().and_then(|w| w.as_ref().ok()).cloned()
     }
 
     /// The shared walk when it lists tools; otherwise how the case ends

@@ -51,9 +51,9 @@ impl Check for ListWalk {
         "a list (`method`: prompts/list, resources/list, resources/templates/list) is walked to its end; 2026-07-28: with cache hints";
 
     async fn run(&self, cx: &Cx<'_>) -> Outcome {
-        let w = match cx.walk_main(self.method).await {
+        let w = match cx.facts.list_walk(cx, self.method).await {
             Ok(w) => w,
-            Err(e) => return Outcome::error(e.to_string()),
+            Err(e) => return Outcome::error(e),
         };
         let mut out = Outcome { exchanges: w.transcript(&[]), ..Default::default() };
         if let Some(e) = w.failed() {

@@ -65,7 +65,7 @@ async fn name_targets(cx: &Cx<'_>) -> Result<(Vec<Target>, Vec<String>), String>
         }
     }
     if cx.advertises("prompts") {
-        let w = cx.walk_main(ListMethod::Prompts).await.map_err(|e| e.to_string())?;
+        let w = cx.facts.list_walk(cx, ListMethod::Prompts).await?;
         match w.items.iter().find_map(|p| p.get("name").and_then(|n| n.as_str()).map(|n| (n.to_string(), p))) {
             Some((name, p)) => {
                 let mut args = serde_json::Map::new();
@@ -88,7 +88,7 @@ async fn name_targets(cx: &Cx<'_>) -> Result<(Vec<Target>, Vec<String>), String>
         }
     }
     if cx.advertises("resources") {
-        let w = cx.walk_main(ListMethod::Resources).await.map_err(|e| e.to_string())?;
+        let w = cx.facts.list_walk(cx, ListMethod::Resources).await?;
         match w.items.iter().find_map(|r| r.get("uri").and_then(|u| u.as_str())) {
             Some(uri) => targets.push(Target {
                 method: "resources/read".into(),
