@@ -6,8 +6,10 @@
 //! decided) → `session` (connections, ids, probes, the frame log) →
 //! `checks` (the vocabulary: check types in a registry, pure judges) →
 //! `suite` (cases as data, resolved through the registry) → `run` (cases
-//! to verdicts). `report` (JUnit, JSON, HTML) reads only `record`.
+//! to verdicts). `report` (JUnit, JSON, HTML) reads only `record`;
+//! `certify` (contract diffs, requirement sets, certificates) comes last.
 
+pub mod certify;
 pub mod checks;
 pub mod config;
 pub mod record;

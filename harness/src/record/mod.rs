@@ -13,6 +13,8 @@ pub use crate::transport::{Frame, Transport, TransportError, clip};
 pub use crate::wire::Revision;
 pub use mask::{MASK, Masker, SECRET_ENV_NAMES};
 
+pub mod contract;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {

@@ -85,7 +85,8 @@ pub fn peak_rss_kib() -> u64 {
     0
 }
 
-fn mkdirs(p: &Path) -> std::io::Result<()> {
+/// Creates the folder `p` will be written in.
+pub fn mkdirs(p: &Path) -> std::io::Result<()> {
     if let Some(d) = p.parent() {
         if !d.as_os_str().is_empty() {
             std::fs::create_dir_all(d)?;

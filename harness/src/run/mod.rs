@@ -7,8 +7,9 @@ pub mod plan;
 mod reproduce;
 mod steps;
 
-use crate::checks::{End, Facts, Outcome};
+use crate::checks::{End, Facts, ListMethod, Outcome, WalkEnd};
 use crate::config::Policy;
+use crate::record::contract::{CONTRACT_FORMAT, CONTRACT_FORMAT_VERSION, Contract, Listing, RevisionContract};
 use crate::record::{CaseResult, Exchange, RevisionInfo, Verdict};
 use crate::session::{Probe, Session};
 use crate::suite::{Case, Era, Step};
@@ -91,6 +92,50 @@ impl Runner {
             }
         }
         out
+    }
+
+    /// The server's contract as this run saw it, for the revisions given
+    /// (those the run tested) that the server serves: its capabilities and
+    /// identity, and each list it advertises, walked once (the walks the
+    /// cases made are reused; the others are made now).
+    pub async fn contract(&self, revisions: &[Revision], started_at_unix_ms: u128) -> Contract {
+        let mut out = Vec::new();
+        for info in self.session.infos() {
+            if !info.supported || !revisions.contains(&info.revision) {
+                continue;
+            }
+            let Some(facts) = self.facts.get(&info.revision) else { continue };
+            let cx = crate::checks::Cx { session: &self.session, facts, policy: &self.policy, rev: info.revision, case: "(contract)" };
+            let mut lists = Vec::new();
+            for list in [ListMethod::Tools, ListMethod::Prompts, ListMethod::Resources, ListMethod::Templates] {
+                lists.push(if !info.advertises(list.capability()) {
+                    None
+                } else {
+                    Some(match facts.list_walk(&cx, list).await {
+                        Ok(w) => Listing { complete: w.end == WalkEnd::Complete, note: w.partial(), items: w.items.clone() },
+                        Err(e) => Listing { complete: false, note: Some(e), items: Vec::new() },
+                    })
+                });
+            }
+            let mut lists = lists.into_iter();
+            out.push(RevisionContract {
+                revision: info.revision.as_str().to_string(),
+                server_info: info.server_info.clone(),
+                capabilities: info.capabilities.clone().unwrap_or(serde_json::json!({})),
+                tools: lists.next().flatten(),
+                prompts: lists.next().flatten(),
+                resources: lists.next().flatten(),
+                resource_templates: lists.next().flatten(),
+            });
+        }
+        Contract {
+            format: CONTRACT_FORMAT.into(),
+            format_version: CONTRACT_FORMAT_VERSION,
+            mcpcert_version: env!("CARGO_PKG_VERSION").into(),
+            started_at_unix_ms,
+            target: self.session.target().describe(),
+            revisions: out,
+        }
     }
 
     /// Close every connection (kills stdio process groups).

@@ -1,0 +1,7 @@
+//! Certification: what a release is measured against and what it is
+//! given. `contract_diff` compares two releases' contracts
+//! (`reports/contract.json`), judged on `schema_diff`'s comparison of JSON
+//! Schemas.
+
+pub mod contract_diff;
+pub mod schema_diff;

@@ -1,0 +1,272 @@
+//! `mcpcert run`: cases against a live server, then the reports.
+
+use super::setup::{beside, limits_from, masker_from, policy_from, rerun_command, target_from};
+use super::signals::{signal_name, watch_signals};
+use crate::{EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE, RunArgs, load_catalog, usage};
+use mcpcert::config;
+use mcpcert::record::{CaseResult, Verdict};
+use mcpcert::report::console::{self, Console};
+use mcpcert::report::{self, RunReport, Summary};
+use mcpcert::run::plan::Selection;
+use mcpcert::run::{RunConfig, Runner};
+use mcpcert::session::Probe;
+use mcpcert::wire::Revision;
+
+pub fn run(args: RunArgs) -> u8 {
+    let catalog = match load_catalog(args.suites.as_ref()) {
+        Ok(c) => c,
+        Err(e) => return usage(e),
+    };
+    let revision = match args.revision.as_str() {
+        "auto" => None,
+        r => match Revision::parse(r) {
+            Some(r) => Some(r),
+            None => return usage(format!("--revision must be auto, 2026-07-28 or 2025-11-25 (got `{r}`)")),
+        },
+    };
+    let selection = Selection { revision, filter: args.filter.clone(), exact: args.exact, skip: args.skip.clone() };
+    let cases = selection.apply(&catalog.cases);
+    let mut console = Console::new();
+    if args.list {
+        for c in &cases {
+            console.line(format!("{}  [{}]", c.id, c.level));
+        }
+        return EXIT_OK;
+    }
+    if cases.is_empty() {
+        return usage(format!("no case matches {} (`mcpcert list` prints every case id)", selection.describe()));
+    }
+    let baseline = match &args.expected_failures {
+        Some(p) => {
+            let known: Vec<&str> = catalog.cases.iter().map(|c| c.id.as_str()).collect();
+            match config::baseline::load(p, &known) {
+                Ok(b) => Some(b),
+                Err(e) => return usage(format!("--expected-failures {}: {}", e.file, e.problem)),
+            }
+        }
+        None => None,
+    };
+    let cfg_file = match &args.config {
+        Some(p) => match config::load(p) {
+            Ok(c) => Some((p.clone(), c)),
+            Err(e) => return usage(e),
+        },
+        None => None,
+    };
+    let limits = limits_from(&args, cfg_file.as_ref().map(|(_, c)| c));
+    let target = match target_from(&args, cfg_file.as_ref()) {
+        Ok(t) => t,
+        Err(e) => return usage(e),
+    };
+    let policy = match policy_from(&args, cfg_file.as_ref()) {
+        Ok(p) => p,
+        Err(e) => return usage(e),
+    };
+    let masker = masker_from(cfg_file.as_ref().map(|(_, c)| c), &target, &policy);
+    let rerun_base = rerun_command(&args, &target);
+    // Only probe the revisions whose cases were selected.
+    let revs: std::collections::BTreeSet<Revision> = cases.iter().map(|c| c.revision).collect();
+    let effective_rev = if revs.len() == 1 { revs.into_iter().next() } else { revision };
+
+    let rt = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            console::err_line(format!("error: cannot start the async runtime: {e}"));
+            return EXIT_FAILED;
+        }
+    };
+    let interrupt = watch_signals(&rt);
+
+    let started_unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
+    let mut runner = Runner::new(RunConfig { target: target.clone(), limits, revision: effective_rev, rerun_base, policy });
+    let probe = rt.block_on(async {
+        let mut irq = interrupt.clone();
+        tokio::select! {
+            p = runner.prepare() => Some(p),
+            _ = irq.wait_for(|s| *s != 0) => None,
+        }
+    });
+    // When the target cannot be reached every case is an error with the
+    // reason; it still goes through the same console and reports.
+    let target_problem = match &probe {
+        Some(Probe::Unreachable(why)) => {
+            let why = masker.text(why);
+            console::err_line(format!("error: the target could not be started or reached: {why}"));
+            Some(why)
+        }
+        Some(Probe::Ready) => {
+            for mut info in runner.revision_infos() {
+                masker.revision(&mut info);
+                console::err_line(format!(
+                    "revision {}: {} ({})",
+                    info.revision,
+                    if info.supported { "served" } else { "not served" },
+                    info.reason
+                ));
+            }
+            None
+        }
+        None => None,
+    };
+    let strict = args.strict;
+    console.line(format!("\nrunning {} case{}", cases.len(), if cases.len() == 1 { "" } else { "s" }));
+    let mut results: Vec<CaseResult> = Vec::new();
+    for case in &cases {
+        let sig = *interrupt.borrow();
+        let res = if sig != 0 {
+            runner.result_for(case, Verdict::Error, format!("not run: the run was interrupted ({})", signal_name(sig)))
+        } else if let Some(why) = &target_problem {
+            runner.result_for(case, Verdict::Error, format!("not run: the target could not be started or reached: {why}"))
+        } else {
+            rt.block_on(async {
+                let mut irq = interrupt.clone();
+                tokio::select! {
+                    r = runner.run_case(case) => r,
+                    sig = irq.wait_for(|s| *s != 0) => {
+                        let sig = sig.map(|s| *s).unwrap_or(2);
+                        runner.result_for(case, Verdict::Error, format!("interrupted ({}) while it ran", signal_name(sig)))
+                    }
+                }
+            })
+        };
+        let mut res = res;
+        masker.case(&mut res);
+        if let Some(b) = &baseline {
+            b.mark(&mut res, target.transport());
+        }
+        console.case(&res, strict);
+        results.push(res);
+    }
+    // The contract, unless the run was cut short or reached nothing.
+    let contract_path = args.contract.clone().unwrap_or_else(|| beside(&args.json, "contract.json"));
+    let mut contract_failed = false;
+    let contract_written = if target_problem.is_none() && *interrupt.borrow() == 0 {
+        let tested: Vec<Revision> = cases.iter().map(|c| c.revision).collect();
+        let contract = rt.block_on(runner.contract(&tested, started_unix));
+        let text = masker.text(&serde_json::to_string_pretty(&contract).unwrap_or_default());
+        match report::mkdirs(&contract_path).and_then(|_| std::fs::write(&contract_path, text)) {
+            Ok(()) => true,
+            Err(e) => {
+                console::err_line(format!("error: could not write the contract {}: {e}", contract_path.display()));
+                contract_failed = true;
+                false
+            }
+        }
+    } else {
+        false
+    };
+    rt.block_on(runner.shutdown());
+    let (mut revisions, run_started) = (runner.revision_infos(), runner.started());
+    revisions.iter_mut().for_each(|r| masker.revision(r));
+    let run_warnings: Vec<String> = runner.config_warnings().iter().map(|w| masker.text(w)).collect();
+
+    console.failures(&results, strict);
+    console.warnings(&results, strict);
+    let baseline_summary = baseline.as_ref().map(|b| b.summary(&results));
+    if let Some(b) = &baseline_summary {
+        console.baseline(&results, b);
+    }
+    let summary = Summary::of(&results);
+    let rep = RunReport {
+        format: "mcpcert-run-report",
+        format_version: report::JSON_FORMAT_VERSION,
+        mcpcert_version: env!("CARGO_PKG_VERSION"),
+        suite_digest: catalog.digest.clone(),
+        started_at_unix_ms: started_unix,
+        duration_ms: run_started.elapsed().as_millis() as u64,
+        peak_rss_kib: report::peak_rss_kib(),
+        transport: target.transport(),
+        target: target.describe(),
+        revision_requested: args.revision.clone(),
+        revisions,
+        strict: args.strict,
+        target_problem: target_problem.clone(),
+        warnings: run_warnings.clone(),
+        baseline: baseline_summary.clone(),
+        summary: summary.clone(),
+        cases: results.clone(),
+    };
+    let mut write_err = contract_failed;
+    for (what, res) in [
+        ("JUnit", report::write_junit(&rep, &args.junit)),
+        ("JSON", report::write_json(&rep, &args.json)),
+        ("HTML", report::write_html(&rep, &args.html)),
+    ] {
+        if let Err(e) = res {
+            console::err_line(format!("error: could not write the {what} report: {e}"));
+            write_err = true;
+        }
+    }
+    for w in &run_warnings {
+        console.line(format!("\nwarning: {w}"));
+    }
+    let failed = write_err || results.iter().any(|r| r.counts_as_failure(strict));
+    let baseline_note = match &baseline_summary {
+        Some(b) => format!(
+            "; baseline: {} expected failure{}, {} stale entr{}",
+            b.expected_failures,
+            if b.expected_failures == 1 { "" } else { "s" },
+            b.stale.len(),
+            if b.stale.len() == 1 { "y" } else { "ies" }
+        ),
+        None => String::new(),
+    };
+    let mut why: Vec<String> = Vec::new();
+    let unexpected = results.iter().filter(|r| r.counts_as_failure(strict) && !r.stale_baseline()).count();
+    if unexpected > 0 {
+        let strict_warns = results.iter().filter(|r| strict && r.verdict == Verdict::Warn && r.counts_as_failure(strict)).count();
+        let mut w = format!(
+            "{unexpected} {}failure{}",
+            if baseline.is_some() { "unexpected " } else { "" },
+            if unexpected == 1 { "" } else { "s" }
+        );
+        if strict_warns > 0 {
+            w.push_str(&format!(", {strict_warns} of them warn under --strict"));
+        }
+        why.push(w);
+    }
+    if let Some(b) = baseline_summary.as_ref().filter(|b| !b.stale.is_empty()) {
+        why.push(format!("{} stale baseline entr{}", b.stale.len(), if b.stale.len() == 1 { "y" } else { "ies" }));
+    }
+    if target_problem.is_some() {
+        why.push("the target could not be reached".into());
+    }
+    if write_err {
+        why.push("a report could not be written".into());
+    }
+    let verdict_word = if why.is_empty() { "ok".to_string() } else { format!("FAILED ({})", why.join("; ")) };
+    console.line(format!(
+        "\ntest result: {verdict_word}. {} pass, {} fail, {} warn, {} n/a, {} error{baseline_note}; finished in {:.2}s",
+        summary.pass,
+        summary.fail,
+        summary.warn,
+        summary.na,
+        summary.error,
+        run_started.elapsed().as_secs_f64()
+    ));
+    console.line(format!(
+        "mcpcert: {} pass, {} fail, {} warn, {} n/a, {} error; reports: {}, {}, {}",
+        summary.pass,
+        summary.fail,
+        summary.warn,
+        summary.na,
+        summary.error,
+        args.junit.display(),
+        args.json.display(),
+        args.html.display()
+    ));
+    if contract_written {
+        console.line(format!("contract: {}", contract_path.display()));
+    }
+    let sig = *interrupt.borrow();
+    if sig != 0 {
+        return (128 + sig) as u8;
+    }
+    if target_problem.is_some() {
+        return EXIT_UNREACHABLE;
+    }
+    if failed {
+        return EXIT_FAILED;
+    }
+    EXIT_OK
+}
