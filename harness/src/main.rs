@@ -39,6 +39,10 @@ enum Cmd {
         /// Print the check types suite files can name (`action`) instead.
         #[arg(long)]
         checks: bool,
+        /// Print a revision's requirement set instead: each scenario, whether
+        /// it counts, the fixtures it needs and the cases that answer it.
+        #[arg(long, value_name = "REV")]
+        requirements: Option<String>,
     },
     /// Compare two releases' contracts (reports/contract.json of two runs):
     /// each change is breaking, compatible, or changed but not classified.
@@ -136,6 +140,11 @@ struct RunArgs {
     /// case that passes does ("stale baseline entry").
     #[arg(long, value_name = "FILE")]
     expected_failures: Option<PathBuf>,
+    /// Run exactly what this revision's requirement set asks (2026-07-28 or
+    /// 2025-11-25): the cases that answer its scenarios; a conformance
+    /// fixture the server does not list fails its scenario.
+    #[arg(long, value_name = "REV")]
+    requirements: Option<String>,
 }
 
 fn main() -> ExitCode {
@@ -159,6 +168,19 @@ fn main() -> ExitCode {
                 console.line(format!("{}  [{}{scope}]\n    {}", e.name, revs.join(", "), e.about));
             }
             ExitCode::from(EXIT_OK)
+        }
+        Cmd::List { suites, requirements: Some(rev), .. } => {
+            let Some(rev) = mcpcert::wire::Revision::parse(&rev) else {
+                return ExitCode::from(usage("--requirements must be 2026-07-28 or 2025-11-25"));
+            };
+            match load_catalog(suites.as_ref()) {
+                Ok(cat) => {
+                    let set = mcpcert::suite::requirements::builtin(rev);
+                    Console::new().line(mcpcert::certify::requirements::listing(set, &cat.cases).trim_end());
+                    ExitCode::from(EXIT_OK)
+                }
+                Err(e) => ExitCode::from(usage(e)),
+            }
         }
         Cmd::List { suites, .. } => match load_catalog(suites.as_ref()) {
             Ok(cat) => {

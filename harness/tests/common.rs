@@ -71,11 +71,17 @@ pub struct Setup {
     /// Conformant variations (`--quirk`).
     pub quirks: Vec<String>,
     pub sse: bool,
+    /// `--fixtures`: the conformance fixtures are served too.
+    pub fixtures: bool,
 }
 
 impl Setup {
     pub fn new(transport: &'static str, era: &str) -> Setup {
-        Setup { transport, era: era.into(), faults: vec![], quirks: vec![], sse: false }
+        Setup { transport, era: era.into(), faults: vec![], quirks: vec![], sse: false, fixtures: false }
+    }
+    pub fn with_fixtures(mut self) -> Setup {
+        self.fixtures = true;
+        self
     }
     fn server_args(&self) -> Vec<String> {
         let mut a = vec!["--era".to_string(), self.era.clone()];
@@ -89,6 +95,9 @@ impl Setup {
         }
         if self.sse {
             a.push("--sse".into());
+        }
+        if self.fixtures {
+            a.push("--fixtures".into());
         }
         a
     }

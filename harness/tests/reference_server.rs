@@ -19,6 +19,12 @@ fn setups() -> Vec<Setup> {
     let mut sse = Setup::new("http", "dual");
     sse.sse = true;
     v.push(sse);
+    // With the conformance fixtures, in each era.
+    for t in ["stdio", "http"] {
+        for era in ["modern", "legacy"] {
+            v.push(Setup::new(t, era).with_fixtures());
+        }
+    }
     v
 }
 
@@ -72,6 +78,8 @@ fn each_fault_turns_exactly_its_targets_red() {
     let faults = faults();
     // One job per fault and set-up it must be run in.
     let mut jobs: Vec<(usize, &'static str, &'static str)> = Vec::new();
+    // Faults of the conformance fixtures run with the server serving them.
+    let fixtures = |f: &FaultInfo| f.name.starts_with("fx-");
     for (i, f) in faults.iter().enumerate() {
         for t in &f.targets {
             assert!(known.contains(t), "fault {} targets unknown case {t}", f.name);
@@ -95,9 +103,13 @@ fn each_fault_turns_exactly_its_targets_red() {
             }
         }
     }
-    let mut baselines: BTreeMap<(&str, &str), BTreeMap<String, CaseResult>> = BTreeMap::new();
-    for (_, era, t) in &jobs {
-        baselines.entry((t, era)).or_insert_with(|| run_all(&Setup::new(t, era)));
+    let mut baselines: BTreeMap<(&str, &str, bool), BTreeMap<String, CaseResult>> = BTreeMap::new();
+    for (i, era, t) in &jobs {
+        let fx = fixtures(&faults[*i]);
+        baselines.entry((t, era, fx)).or_insert_with(|| {
+            let s = Setup::new(t, era);
+            run_all(&if fx { s.with_fixtures() } else { s })
+        });
     }
     // The set-ups are independent (each has its own server), so they run
     // on a few threads (they mostly wait on I/O).
@@ -110,7 +122,7 @@ fn each_fault_turns_exactly_its_targets_red() {
                     let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     let Some(&(i, era, t)) = jobs.get(k) else { break };
                     let f = &faults[i];
-                    let base = &baselines[&(t, era)];
+                    let base = &baselines[&(t, era, fixtures(f))];
                     let out = judge_fault(f, era, t, base);
                     outcomes.lock().unwrap().push(out);
                 }
@@ -137,6 +149,7 @@ fn judge_fault(f: &FaultInfo, era: &str, t: &'static str, base: &BTreeMap<String
     let mut proven = BTreeSet::new();
     let mut s = Setup::new(t, era);
     s.faults = vec![f.name.clone()];
+    s.fixtures = f.name.starts_with("fx-");
     let res = run_all(&s);
     // A case the fault does not target may go n/a (the fault took away
     // what it judges, e.g. a subscription never acknowledged), or error

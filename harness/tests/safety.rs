@@ -122,3 +122,28 @@ fn no_forbidden_tool_runs_over_stdio() {
     let read_only = ["echo", "add", "list_items", "all_content", "weather", "validate_order", "pad_1", "pad_2", "pad_3"];
     assert!(ran.iter().all(|t| read_only.contains(&t.as_str())), "only read-only tools by default: {ran:?}");
 }
+
+#[test]
+fn conformance_fixtures_run_only_when_listed_and_not_turned_off() {
+    // Turned off: with every ordinary tool forbidden too, nothing runs,
+    // and the fixture cases say why.
+    let dir = outdir("safety-fixtures-off");
+    let log = dir.join("exec.log");
+    let cmd = format!("{} --era dual --fixtures --exec-log {}", refserver().display(), log.display());
+    let r = run(&dir, &["--stdio", &cmd], &config(&dir, "\n[calls]\nfixtures = false\n"));
+    assert!(logged(&log).is_empty(), "tools ran although fixtures = false and every other tool is forbidden: {:?}", logged(&log));
+    let c = r["cases"].as_array().unwrap().iter().find(|c| c["id"] == "2026-07-28/conformance/tools-call-simple-text").unwrap().clone();
+    assert_eq!(c["verdict"], "n/a", "{c}");
+    assert!(c["message"].as_str().unwrap().contains("turned off by the config"), "{c}");
+
+    // By default the conformance cases call the fixtures they name, and
+    // only those (besides read-only tools).
+    let dir = outdir("safety-fixtures-on");
+    let log = dir.join("exec.log");
+    let cmd = format!("{} --era dual --fixtures --exec-log {}", refserver().display(), log.display());
+    let cfg = workspace_root().join("fixtures/refserver/mcpcert.toml");
+    run(&dir, &["--stdio", &cmd, "/conformance/"], &cfg);
+    let ran = logged(&log);
+    assert!(ran.iter().any(|t| t == "test_simple_text"), "{ran:?}");
+    assert!(ran.iter().all(|t| t.starts_with("test_")), "only fixtures are called by the conformance cases: {ran:?}");
+}

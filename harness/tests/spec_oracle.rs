@@ -225,3 +225,67 @@ fn legacy_schema_agrees_with_the_official_one_on_core_shapes() {
     }
     assert!(tried > 50);
 }
+
+/// The server leg of a frozen conformance-requirements.yaml: the scored
+/// `server:` list and the `not_scored` entries whose leg is server, with
+/// their reason. A reader for this file's plain shape (block lists of
+/// scalars and of small maps), not a general YAML parser.
+fn frozen_server_leg(text: &str) -> (Vec<String>, Vec<(String, String)>) {
+    let mut section = "";
+    let mut scored = Vec::new();
+    let mut unscored = Vec::new();
+    let mut entry: Option<(String, String, String)> = None;
+    let flush = |e: &mut Option<(String, String, String)>, out: &mut Vec<(String, String)>| {
+        if let Some((name, leg, reason)) = e.take() {
+            if leg == "server" {
+                out.push((name, reason));
+            }
+        }
+    };
+    for line in text.lines() {
+        if line.starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        if !line.starts_with(' ') {
+            flush(&mut entry, &mut unscored);
+            section = line.trim_end_matches(':').trim();
+            continue;
+        }
+        let t = line.trim();
+        match section {
+            "server" => scored.push(t.trim_start_matches("- ").to_string()),
+            "not_scored" => {
+                if let Some(v) = t.strip_prefix("- scenario:") {
+                    flush(&mut entry, &mut unscored);
+                    entry = Some((v.trim().to_string(), String::new(), String::new()));
+                } else if let (Some(e), Some(v)) = (entry.as_mut(), t.strip_prefix("leg:")) {
+                    e.1 = v.trim().to_string();
+                } else if let (Some(e), Some(v)) = (entry.as_mut(), t.strip_prefix("reason:")) {
+                    e.2 = v.trim().to_string();
+                }
+            }
+            _ => {}
+        }
+    }
+    flush(&mut entry, &mut unscored);
+    (scored, unscored)
+}
+
+#[test]
+fn the_requirement_sets_are_the_frozen_server_legs() {
+    let Some(dir) = spec_dir() else { return };
+    for rev in Revision::ALL {
+        let path = dir.join(rev.as_str()).join("conformance-requirements.yaml");
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            panic!("{} is missing beside the schema", path.display());
+        };
+        let (scored, unscored) = frozen_server_leg(&text);
+        assert!(scored.len() >= 20, "{}: the reader found {} scored server scenarios", path.display(), scored.len());
+        let set = mcpcert::suite::requirements::builtin(rev);
+        let ours: Vec<String> = set.scored().map(|s| s.name.clone()).collect();
+        assert_eq!(ours, scored, "{rev}: scored server scenarios differ from {}", path.display());
+        let ours: Vec<(String, String)> =
+            set.scenarios.iter().filter(|s| !s.scored).map(|s| (s.name.clone(), s.reason.clone().unwrap_or_default())).collect();
+        assert_eq!(ours, unscored, "{rev}: not-scored server scenarios differ from {}", path.display());
+    }
+}

@@ -280,3 +280,62 @@ impl Check for SessionRequired {
         out
     }
 }
+
+/// HTTP: several requests in flight at once (a session's, on 2025-11-25)
+/// are each answered, each on its own stream.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConcurrentRequests {
+    #[serde(default = "three")]
+    count: usize,
+}
+
+fn three() -> usize {
+    3
+}
+
+impl Check for ConcurrentRequests {
+    const NAME: &'static str = "concurrent_requests";
+    const ABOUT: &'static str = "HTTP: `count` tools/list requests sent at once, each on its own connection (2025-11-25: in one session), are each answered 2xx with a result";
+
+    fn needs(&self) -> Vec<Need> {
+        vec![Need::Transport(Transport::Http)]
+    }
+
+    async fn run(&self, cx: &Cx<'_>) -> Outcome {
+        let mut out = Outcome::default();
+        // 2025-11-25: one session, shared by every connection.
+        let first = match cx.session.fresh(cx.rev, true, cx.case).await {
+            Ok(f) => f,
+            Err(e) => return Outcome::error(e.to_string()),
+        };
+        out.exchanges.extend(first.exchanges);
+        let session = first.conn.session_id().map(str::to_string);
+        let mut conns = vec![first.conn];
+        for _ in 1..self.count.max(2) {
+            match cx.session.open() {
+                Ok(mut c) => {
+                    c.set_session_id(session.clone());
+                    conns.push(c);
+                }
+                Err(e) => return out.with_error(e.to_string()),
+            }
+        }
+        let bodies: Vec<Value> = conns.iter().map(|_| cx.request("tools/list", None)).collect();
+        let labels: Vec<String> = (1..=conns.len()).map(|i| format!("tools/list {i} of {}, sent at once", conns.len())).collect();
+        let sends = conns.iter_mut().zip(bodies.iter()).zip(labels.iter()).map(|((c, b), l)| async move {
+            let msg = Msg::new(cx.rev, l, b);
+            cx.exchange(c, &msg).await
+        });
+        let exchanges = futures_util::future::join_all(sends).await;
+        for ex in exchanges {
+            if let Some(e) = &ex.error {
+                out.set_error(format!("{}: {e}", ex.label));
+            } else if !ex.status.is_some_and(|s| (200..300).contains(&s)) || ex.result().is_none() {
+                out.fail(format!("{}: each of several requests in flight at once must be answered; got {}", ex.label, ex.summary()));
+            }
+            out.exchanges.push(ex);
+        }
+        out
+    }
+}

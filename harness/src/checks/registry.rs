@@ -4,7 +4,7 @@
 //! schema's list of action names is proven equal to this list by a test.
 
 use super::{Check, DynCheck, Scope};
-use super::{audits, completion, headers, input_required, lifecycle, lists, roles, subscriptions, tools};
+use super::{audits, completion, fixtures, headers, input_required, lifecycle, lists, mrtr, roles, subscriptions, tools};
 use crate::wire::Revision;
 use serde_json::Value;
 use std::sync::Arc;
@@ -48,6 +48,7 @@ pub static REGISTRY: &[Entry] = &[
     entry::<lifecycle::InitializeOnModern>(),
     entry::<lifecycle::SessionTerminateThen404>(),
     entry::<lifecycle::SessionRequired>(),
+    entry::<lifecycle::ConcurrentRequests>(),
     entry::<audits::StdoutOnlyJsonrpc>(),
     entry::<audits::NoServerRequests>(),
     entry::<audits::WireFramesValid>(),
@@ -68,6 +69,11 @@ pub static REGISTRY: &[Entry] = &[
     entry::<input_required::InputRequiredProbe>(),
     entry::<subscriptions::SubscriptionProbe>(),
     entry::<roles::RolesProbe>(),
+    entry::<fixtures::FixtureCall>(),
+    entry::<fixtures::FixtureRead>(),
+    entry::<fixtures::FixturePrompt>(),
+    entry::<fixtures::FixtureMissingCapability>(),
+    entry::<mrtr::FixtureInputRequired>(),
 ];
 
 pub fn lookup(name: &str) -> Option<&'static Entry> {

@@ -3,6 +3,7 @@
 use super::setup::{beside, limits_from, masker_from, policy_from, rerun_command, target_from};
 use super::signals::{signal_name, watch_signals};
 use crate::{EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE, RunArgs, load_catalog, usage};
+use mcpcert::certify::requirements;
 use mcpcert::config;
 use mcpcert::record::{CaseResult, Verdict};
 use mcpcert::report::console::{self, Console};
@@ -10,6 +11,7 @@ use mcpcert::report::{self, RunReport, Summary};
 use mcpcert::run::plan::Selection;
 use mcpcert::run::{RunConfig, Runner};
 use mcpcert::session::Probe;
+use mcpcert::transport::TargetSpec;
 use mcpcert::wire::Revision;
 
 pub fn run(args: RunArgs) -> u8 {
@@ -24,8 +26,22 @@ pub fn run(args: RunArgs) -> u8 {
             None => return usage(format!("--revision must be auto, 2026-07-28 or 2025-11-25 (got `{r}`)")),
         },
     };
+    // A requirement set fixes the revision and the cases: those that
+    // answer its scenarios.
+    let set = match args.requirements.as_deref().map(Revision::parse) {
+        None => None,
+        Some(None) => return usage("--requirements must be 2026-07-28 or 2025-11-25"),
+        Some(Some(r)) if revision.is_some_and(|x| x != r) => {
+            return usage(format!("--requirements {r} runs {r}; it cannot be combined with --revision {}", args.revision));
+        }
+        Some(Some(r)) => Some(mcpcert::suite::requirements::builtin(r)),
+    };
+    let revision = set.map(|s| s.revision).or(revision);
     let selection = Selection { revision, filter: args.filter.clone(), exact: args.exact, skip: args.skip.clone() };
-    let cases = selection.apply(&catalog.cases);
+    let mut cases = selection.apply(&catalog.cases);
+    if let Some(set) = set {
+        cases.retain(|c| requirements::selects(set, c));
+    }
     let mut console = Console::new();
     if args.list {
         for c in &cases {
@@ -58,10 +74,18 @@ pub fn run(args: RunArgs) -> u8 {
         Ok(t) => t,
         Err(e) => return usage(e),
     };
-    let policy = match policy_from(&args, cfg_file.as_ref()) {
+    let mut policy = match policy_from(&args, cfg_file.as_ref()) {
         Ok(p) => p,
         Err(e) => return usage(e),
     };
+    if set.is_some() {
+        policy.requirements = true;
+        // Certification judges DNS-rebinding protection: a loopback
+        // server's own origin is the one it must accept.
+        if policy.allowed_origin.is_none() {
+            policy.allowed_origin = loopback_origin(&target);
+        }
+    }
     let masker = masker_from(cfg_file.as_ref().map(|(_, c)| c), &target, &policy);
     let rerun_base = rerun_command(&args, &target);
     // Only probe the revisions whose cases were selected.
@@ -131,6 +155,9 @@ pub fn run(args: RunArgs) -> u8 {
         };
         let mut res = res;
         masker.case(&mut res);
+        if let Some(set) = set {
+            requirements::mark_not_scored(set, &mut res);
+        }
         if let Some(b) = &baseline {
             b.mark(&mut res, target.transport());
         }
@@ -167,6 +194,10 @@ pub fn run(args: RunArgs) -> u8 {
         console.baseline(&results, b);
     }
     let summary = Summary::of(&results);
+    let req_report = set.map(|s| requirements::aggregate(s, &results, strict));
+    if let Some(q) = &req_report {
+        console.requirements(q, strict);
+    }
     let rep = RunReport {
         format: "mcpcert-run-report",
         format_version: report::JSON_FORMAT_VERSION,
@@ -183,6 +214,7 @@ pub fn run(args: RunArgs) -> u8 {
         target_problem: target_problem.clone(),
         warnings: run_warnings.clone(),
         baseline: baseline_summary.clone(),
+        requirements: req_report.clone(),
         summary: summary.clone(),
         cases: results.clone(),
     };
@@ -200,7 +232,9 @@ pub fn run(args: RunArgs) -> u8 {
     for w in &run_warnings {
         console.line(format!("\nwarning: {w}"));
     }
-    let failed = write_err || results.iter().any(|r| r.counts_as_failure(strict));
+    let failed = write_err
+        || results.iter().any(|r| r.counts_as_failure(strict))
+        || req_report.as_ref().is_some_and(|q| q.scenarios.iter().any(|s| s.scored && s.cases.is_empty()));
     let baseline_note = match &baseline_summary {
         Some(b) => format!(
             "; baseline: {} expected failure{}, {} stale entr{}",
@@ -224,6 +258,12 @@ pub fn run(args: RunArgs) -> u8 {
             w.push_str(&format!(", {strict_warns} of them warn under --strict"));
         }
         why.push(w);
+    }
+    // A requirement set whose scored scenarios mcpcert cannot all judge
+    // was not met, whatever the cases say.
+    let unjudged = req_report.as_ref().map_or(0, |q| q.scenarios.iter().filter(|s| s.scored && s.cases.is_empty()).count());
+    if unjudged > 0 {
+        why.push(format!("{unjudged} scored scenario{} mcpcert has no case for", if unjudged == 1 { "" } else { "s" }));
     }
     if let Some(b) = baseline_summary.as_ref().filter(|b| !b.stale.is_empty()) {
         why.push(format!("{} stale baseline entr{}", b.stale.len(), if b.stale.len() == 1 { "y" } else { "ies" }));
@@ -269,4 +309,15 @@ pub fn run(args: RunArgs) -> u8 {
         return EXIT_FAILED;
     }
     EXIT_OK
+}
+
+/// `scheme://host:port` of an HTTP target on a loopback host (the origin a
+/// local server must accept), None otherwise.
+fn loopback_origin(target: &TargetSpec) -> Option<String> {
+    let TargetSpec::Http(h) = target else { return None };
+    let rest = h.url.split_once("://")?;
+    let authority = rest.1.split(['/', '?', '#']).next()?;
+    let host = authority.rsplit_once('@').map(|(_, h)| h).unwrap_or(authority);
+    let name = host.rsplit_once(':').filter(|(_, p)| p.chars().all(|c| c.is_ascii_digit())).map(|(n, _)| n).unwrap_or(host);
+    matches!(name, "localhost" | "127.0.0.1" | "[::1]").then(|| format!("{}://{host}", rest.0))
 }

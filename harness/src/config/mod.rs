@@ -109,6 +109,9 @@ pub struct Calls {
     /// Let header rejection probes name a tool the call policy does not
     /// allow (a server that skips the check would run it).
     pub probe_uncallable: Option<bool>,
+    /// Call the conformance fixtures (`test_*` tools) the server lists
+    /// (default true).
+    pub fixtures: Option<bool>,
 }
 
 /// A tool that answers `input_required` (2026-07-28 multi round-trip checks).

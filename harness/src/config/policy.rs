@@ -38,6 +38,13 @@ pub struct Policy {
     pub listen_trigger: Option<InputTool>,
     /// Identities to see the server through (`[roles.NAME]`).
     pub roles: Vec<Role>,
+    /// Certification against a requirement set (`--requirements`): a
+    /// conformance fixture the server does not list fails its case
+    /// instead of making it n/a.
+    pub requirements: bool,
+    /// Conformance fixture tools (`test_*` named by a case) may be called
+    /// when the server lists them (`[calls] fixtures = false` turns it off).
+    pub call_fixtures: bool,
 }
 
 impl Default for Policy {
@@ -54,6 +61,8 @@ impl Default for Policy {
             input_tool: None,
             listen_trigger: None,
             roles: Vec::new(),
+            requirements: false,
+            call_fixtures: true,
         }
     }
 }
@@ -73,6 +82,7 @@ impl Policy {
             p.max_tools_called = n;
         }
         p.probe_uncallable = c.calls.probe_uncallable.unwrap_or(false);
+        p.call_fixtures = c.calls.fixtures.unwrap_or(true);
         if let Some(n) = c.completion.max_probes {
             p.completion_probes = n;
         }

@@ -15,7 +15,7 @@ pub use mask::{MASK, Masker, SECRET_ENV_NAMES};
 
 pub mod contract;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
     Pass,
@@ -101,6 +101,13 @@ pub enum Keyword {
     /// The spec says nothing: the rule is mcpcert's (POLICY).
     #[serde(rename = "silent")]
     Silent,
+    /// What a conformance fixture does, as the requirement set's scenario
+    /// defines it (the fixture exists to show a rule of the spec; that it
+    /// behaves so is the requirement set's, not the spec's). Only for
+    /// cases that apply to servers listing the fixture, or under
+    /// `--requirements`.
+    #[serde(rename = "fixture")]
+    Fixture,
 }
 
 /// The sentence of the spec a case's level rests on, so that a vendor can
@@ -121,6 +128,7 @@ impl Basis {
         let kind = match self.keyword {
             Keyword::None => " (no keyword: described behaviour)",
             Keyword::Silent => " (POLICY: the spec is silent; the nearest text)",
+            Keyword::Fixture => " (FIXTURE: the requirement set's scenario defines what this fixture does)",
             _ => "",
         };
         format!("“{}” ({}){kind}", self.quote, self.source)
@@ -297,6 +305,13 @@ pub struct CaseResult {
     /// Set when the expected-failures baseline names this case.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub baseline: Option<BaselineMark>,
+    /// The scenarios of the requirement set this case answers.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub answers: Vec<String>,
+    /// Under `--requirements`: the case answers only scenarios that do not
+    /// count, so it is reported but never fails the run.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub not_scored: bool,
     pub transcript: Vec<Exchange>,
 }
 
@@ -321,6 +336,39 @@ pub enum BaselineOutcome {
     /// It does not apply here; tolerated.
     #[serde(rename = "n/a")]
     NotApplicable,
+}
+
+/// A run against a requirement set (`--requirements REV`): each scenario's
+/// verdict from the cases that answer it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RequirementsReport {
+    pub revision: String,
+    pub source: String,
+    /// Scored scenarios in the set.
+    pub scored: usize,
+    /// Scored scenarios that apply to this target (not n/a).
+    pub applicable: usize,
+    /// Scored, applicable scenarios that pass (warnings allowed unless --strict).
+    pub passed: usize,
+    /// Scored scenarios that fail only by expected failures of the baseline.
+    pub expected_failures: usize,
+    pub scenarios: Vec<ScenarioResult>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ScenarioResult {
+    pub name: String,
+    pub scored: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub verdict: Verdict,
+    /// Why, in one line: the first case that decided the verdict.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+    /// Every answering case fails only as the baseline expects.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub expected: bool,
+    pub cases: Vec<String>,
 }
 
 /// What the expected-failures baseline did to a run.
@@ -348,6 +396,9 @@ impl CaseResult {
     /// Whether the case fails the run: a failure the baseline does not
     /// expect, or a stale baseline entry.
     pub fn counts_as_failure(&self, strict: bool) -> bool {
+        if self.not_scored {
+            return false;
+        }
         match self.baseline.as_ref().map(|b| b.outcome) {
             Some(BaselineOutcome::ExpectedFailure) => false,
             Some(BaselineOutcome::Stale) => true,

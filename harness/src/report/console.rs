@@ -3,7 +3,7 @@
 //! is closed (`mcpcert … | head`), console output stops quietly and the run
 //! goes on to write its reports.
 
-use crate::record::{BaselineOutcome, BaselineSummary, CaseResult, Verdict};
+use crate::record::{BaselineOutcome, BaselineSummary, CaseResult, RequirementsReport, Verdict};
 use std::io::Write;
 
 pub struct Console {
@@ -84,6 +84,32 @@ impl Console {
 }
 
 impl Console {
+    /// Each scenario of the requirement set with its verdict.
+    pub fn requirements(&mut self, q: &RequirementsReport, strict: bool) {
+        self.line(format!(
+            "\nrequirement set {}: {} of {} scored scenarios pass{} ({} apply to this target)",
+            q.revision,
+            q.passed,
+            q.scored,
+            if strict { " under --strict" } else { "" },
+            q.applicable
+        ));
+        for s in &q.scenarios {
+            let word = match s.verdict {
+                Verdict::Pass => "pass",
+                Verdict::Warn if !strict => "pass (warn)",
+                Verdict::Warn => "FAIL (warn, --strict)",
+                Verdict::Fail if s.expected => "fail (expected)",
+                Verdict::Fail => "FAIL",
+                Verdict::Error => "ERROR",
+                Verdict::NotApplicable => "n/a",
+            };
+            let scored = if s.scored { String::new() } else { format!(" [not scored: {}]", s.reason.as_deref().unwrap_or("")) };
+            let why = if s.message.is_empty() { String::new() } else { format!(": {}", s.message) };
+            self.line(format!("  {word:<22} {}{scored}{why}", s.name));
+        }
+    }
+
     /// What the expected-failures baseline made of the run.
     pub fn baseline(&mut self, results: &[CaseResult], b: &BaselineSummary) {
         let expected: Vec<&CaseResult> = results.iter().filter(|r| r.expected_failure()).collect();

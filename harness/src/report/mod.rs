@@ -3,7 +3,7 @@
 
 pub mod console;
 
-use crate::record::{BaselineOutcome, BaselineSummary, CaseResult, Exchange, RevisionInfo, Transport, Verdict, clip};
+use crate::record::{BaselineOutcome, BaselineSummary, CaseResult, Exchange, RequirementsReport, RevisionInfo, Transport, Verdict, clip};
 use serde::Serialize;
 use serde_json::Value;
 use std::path::Path;
@@ -63,6 +63,9 @@ pub struct RunReport {
     /// Set when the run used an expected-failures baseline.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub baseline: Option<BaselineSummary>,
+    /// Set when the run was against a requirement set (`--requirements`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requirements: Option<RequirementsReport>,
     pub summary: Summary,
     pub cases: Vec<CaseResult>,
 }
@@ -165,6 +168,9 @@ pub fn junit_xml(report: &RunReport) -> String {
         tc.add_property(Property::new("spec", c.spec.clone()));
         tc.add_property(Property::new("level", c.level.as_str()));
         tc.add_property(Property::new("transport", c.transport.as_str()));
+        if !c.answers.is_empty() {
+            tc.add_property(Property::new("answers", c.answers.join(" ")));
+        }
         if let Some(b) = &c.baseline {
             tc.add_property(Property::new("baseline", baseline_word(b.outcome)));
             tc.add_property(Property::new("baseline_reason", b.reason.clone()));
@@ -259,6 +265,31 @@ pub fn html(report: &RunReport) -> String {
                 format!(" (<span class=fail>{}</span>: remove them)", esc(&b.stale.join(", ")))
             }
         ));
+    }
+    if let Some(q) = &report.requirements {
+        out.push_str(&format!(
+            "<h2>Requirement set {}</h2><p>{} of {} scored scenarios pass ({} apply to this target)</p><table><tr><th>verdict</th><th>scenario</th><th>why</th></tr>",
+            esc(&q.revision),
+            q.passed,
+            q.scored,
+            q.applicable
+        ));
+        for sc in &q.scenarios {
+            let cls = if sc.verdict == Verdict::NotApplicable { "na" } else { sc.verdict.as_str() };
+            let scored = if sc.scored {
+                String::new()
+            } else {
+                format!(" <small>(not scored: {})</small>", esc(sc.reason.as_deref().unwrap_or("")))
+            };
+            out.push_str(&format!(
+                "<tr><td class={cls}>{}{}</td><td><code>{}</code>{scored}</td><td>{}</td></tr>",
+                sc.verdict.as_str(),
+                if sc.expected { " (expected)" } else { "" },
+                esc(&sc.name),
+                esc(&sc.message)
+            ));
+        }
+        out.push_str("</table>");
     }
     out.push_str("<ul>");
     for r in &report.revisions {

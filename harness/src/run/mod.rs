@@ -159,6 +159,8 @@ impl Runner {
             duration_ms: 0,
             stderr_tail: None,
             baseline: None,
+            answers: case.answers.clone(),
+            not_scored: false,
             transcript: Vec::new(),
         }
     }
@@ -183,6 +185,15 @@ impl Runner {
             res.verdict = Verdict::NotApplicable;
             res.message = why;
             return res;
+        }
+        // Conformance fixtures the case needs the server to list.
+        if !case.fixtures.is_empty() {
+            if let Some((verdict, why)) = self.fixtures_missing(case).await {
+                res.verdict = verdict;
+                res.message = why;
+                res.duration_ms = start.elapsed().as_millis() as u64;
+                return res;
+            }
         }
         let (end, failures) = self.run_steps(case, &mut res.transcript).await;
         match end {
@@ -263,6 +274,63 @@ impl Runner {
     }
 
     /// Why the case does not apply to this target, if it does not.
+    /// Whether the server lists the fixtures the case needs: None if it
+    /// does; else n/a (no conformance fixtures) or, under
+    /// `--requirements`, a failure of the requirement; error when a list
+    /// could not be walked to its end.
+    async fn fixtures_missing(&self, case: &Case) -> Option<(Verdict, String)> {
+        use crate::suite::requirements::FixtureKind;
+        let facts = self.facts.get(&case.revision)?;
+        let cx = crate::checks::Cx { session: &self.session, facts, policy: &self.policy, rev: case.revision, case: &case.id };
+        for f in &case.fixtures {
+            let (list, key) = match f.kind {
+                FixtureKind::Tool => (ListMethod::Tools, "name"),
+                FixtureKind::Prompt => (ListMethod::Prompts, "name"),
+                FixtureKind::Resource => (ListMethod::Resources, "uri"),
+                FixtureKind::Template => (ListMethod::Templates, "uriTemplate"),
+            };
+            if f.kind == FixtureKind::Tool && (!self.policy.call_fixtures || self.policy.forbids(&f.name).is_some()) {
+                return Some((Verdict::NotApplicable, format!("calls to the conformance fixture {f} are turned off by the config")));
+            }
+            let listed = if !cx.advertises(list.capability()) {
+                false
+            } else {
+                match facts.list_walk(&cx, list).await {
+                    Err(e) => {
+                        return Some((
+                            Verdict::Error,
+                            format!("cannot tell whether the server lists the fixture {f}: {e} ({})", crate::checks::PARTIAL),
+                        ));
+                    }
+                    Ok(w) => {
+                        let found = w.items.iter().any(|i| i.get(key).and_then(|v| v.as_str()) == Some(f.name.as_str()));
+                        if !found && let Some(p) = w.partial() {
+                            return Some((
+                                Verdict::Error,
+                                format!("cannot tell whether the server lists the fixture {f}: {p} ({})", crate::checks::PARTIAL),
+                            ));
+                        }
+                        found
+                    }
+                }
+            };
+            if !listed {
+                return Some(if self.policy.requirements {
+                    (
+                        Verdict::Fail,
+                        format!(
+                            "the requirement set needs the conformance fixture {f}, which the server does not list (in {})",
+                            list.method()
+                        ),
+                    )
+                } else {
+                    (Verdict::NotApplicable, format!("the server has no conformance fixtures: it does not list {f}"))
+                });
+            }
+        }
+        None
+    }
+
     fn not_applicable(&self, case: &Case) -> Option<String> {
         let transport = self.session.transport();
         if !case.applies.transports.is_empty() && !case.applies.transports.contains(&transport) {

@@ -29,6 +29,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("2026-07-28/60-input-required.json", include_str!("../../../suites/2026-07-28/60-input-required.json")),
     ("2026-07-28/70-subscriptions.json", include_str!("../../../suites/2026-07-28/70-subscriptions.json")),
     ("2026-07-28/80-roles.json", include_str!("../../../suites/2026-07-28/80-roles.json")),
+    ("2026-07-28/85-conformance.json", include_str!("../../../suites/2026-07-28/85-conformance.json")),
     ("2026-07-28/90-wire.json", include_str!("../../../suites/2026-07-28/90-wire.json")),
     ("2025-11-25/10-lifecycle.json", include_str!("../../../suites/2025-11-25/10-lifecycle.json")),
     ("2025-11-25/20-tools.json", include_str!("../../../suites/2025-11-25/20-tools.json")),
@@ -36,6 +37,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("2025-11-25/40-headers.json", include_str!("../../../suites/2025-11-25/40-headers.json")),
     ("2025-11-25/50-completion.json", include_str!("../../../suites/2025-11-25/50-completion.json")),
     ("2025-11-25/56-prompts.json", include_str!("../../../suites/2025-11-25/56-prompts.json")),
+    ("2025-11-25/85-conformance.json", include_str!("../../../suites/2025-11-25/85-conformance.json")),
     ("2025-11-25/90-wire.json", include_str!("../../../suites/2025-11-25/90-wire.json")),
 ];
 
@@ -59,6 +61,8 @@ struct RawCase {
     expect: Vec<RawExpectation>,
     #[serde(default)]
     notes: Option<String>,
+    #[serde(default)]
+    answers: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -165,6 +169,22 @@ pub fn parse_file(name: &str, text: &str, validator: &jsonschema::Validator) -> 
         if raw.steps.is_empty() {
             return Err(err(at("/steps"), "a case needs at least one step".into()));
         }
+        let set = super::requirements::builtin(rev);
+        for (j, a) in raw.answers.iter().enumerate() {
+            if set.scenario(a).is_none() {
+                return Err(err(at(&format!("/answers/{j}")), format!("`{a}` is not a server scenario of the {rev} requirement set")));
+            }
+        }
+        let mut fixtures = Vec::new();
+        for (j, f) in raw.applies.fixtures.iter().enumerate() {
+            fixtures.push(super::requirements::Fixture::parse(f).map_err(|e| err(at(&format!("/applies/fixtures/{j}")), e))?);
+        }
+        if raw.basis.keyword == crate::record::Keyword::Fixture && fixtures.is_empty() {
+            return Err(err(
+                at("/basis/keyword"),
+                "a case resting on a fixture's definition must name the fixture in applies.fixtures".into(),
+            ));
+        }
         let mut steps = Vec::new();
         for (j, s) in raw.steps.into_iter().enumerate() {
             let step = match (s.send, s.http, s.action) {
@@ -251,6 +271,8 @@ pub fn parse_file(name: &str, text: &str, validator: &jsonschema::Validator) -> 
             notes: raw.notes,
             revision: rev,
             source: name.to_string(),
+            answers: raw.answers,
+            fixtures,
         });
     }
     Ok((rev, cases))
@@ -312,6 +334,12 @@ fn finish(files: Vec<(String, String)>) -> Result<Catalog, LoadError> {
         }
         names.push(name.clone());
         cases.extend(file_cases);
+    }
+    for (name, text) in super::requirements::BUILTIN_REQUIREMENTS {
+        hasher.update(name.as_bytes());
+        hasher.update([0]);
+        hasher.update(text.as_bytes());
+        hasher.update([0]);
     }
     // Run order: newest revision first, then file name, then position.
     cases.sort_by_key(|c| (c.revision, c.source.clone()));

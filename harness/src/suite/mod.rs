@@ -4,6 +4,7 @@
 //! arguments, and every inline schema is compiled.
 
 mod load;
+pub mod requirements;
 
 pub use load::{BUILTIN, FORMAT_SCHEMA, LoadError, load_builtin, load_dir};
 
@@ -39,6 +40,10 @@ pub struct Case {
     pub revision: Revision,
     /// The suite file it came from.
     pub source: String,
+    /// The scenarios of the revision's requirement set this case answers.
+    pub answers: Vec<String>,
+    /// Conformance fixtures the server must list for the case to apply.
+    pub fixtures: Vec<requirements::Fixture>,
 }
 
 impl Case {
@@ -82,6 +87,10 @@ pub struct Applies {
     pub capabilities: Vec<String>,
     #[serde(default)]
     pub era: Era,
+    /// Conformance fixtures (`tool test_simple_text`, …) the server must
+    /// list; parsed into `Case::fixtures`.
+    #[serde(default)]
+    pub fixtures: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]

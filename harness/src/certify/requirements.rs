@@ -1,0 +1,94 @@
+//! A run against a requirement set: each scenario's verdict from the cases
+//! that answer it, and the listing `mcpcert list --requirements` prints.
+
+use crate::record::{CaseResult, RequirementsReport, ScenarioResult, Verdict};
+use crate::suite::Case;
+use crate::suite::requirements::RequirementSet;
+
+/// Marks a case that answers only scenarios that do not count.
+pub fn mark_not_scored(set: &RequirementSet, r: &mut CaseResult) {
+    r.not_scored = !r.answers.is_empty() && r.answers.iter().all(|a| set.scenario(a).is_some_and(|s| !s.scored));
+}
+
+/// Each scenario's verdict: `fail` if an answering case fails, else
+/// `error` if one errs, else `warn` if one warns, else `pass` if one
+/// passes; `n/a` when every case is n/a (the reason of the first); `error`
+/// ("mcpcert has no case for it") when no case answers it.
+pub fn aggregate(set: &RequirementSet, results: &[CaseResult], strict: bool) -> RequirementsReport {
+    let mut scenarios = Vec::new();
+    for s in &set.scenarios {
+        let cases: Vec<&CaseResult> = results.iter().filter(|r| r.answers.contains(&s.name)).collect();
+        let first = |v: Verdict| cases.iter().find(|c| c.verdict == v).map(|c| format!("{}: {}", c.id, first_line(&c.message)));
+        let (verdict, message) = if cases.is_empty() && !s.scored {
+            (Verdict::NotApplicable, "mcpcert does not check this scenario, and the set does not score it".to_string())
+        } else if cases.is_empty() {
+            (Verdict::Error, "mcpcert has no case for this scenario yet".to_string())
+        } else if let Some(m) = first(Verdict::Fail) {
+            (Verdict::Fail, m)
+        } else if let Some(m) = first(Verdict::Error) {
+            (Verdict::Error, m)
+        } else if let Some(m) = first(Verdict::Warn) {
+            (Verdict::Warn, m)
+        } else if cases.iter().any(|c| c.verdict == Verdict::Pass) {
+            (Verdict::Pass, String::new())
+        } else {
+            (Verdict::NotApplicable, first(Verdict::NotApplicable).unwrap_or_default())
+        };
+        let failing: Vec<&&CaseResult> = cases.iter().filter(|c| c.is_failure(strict)).collect();
+        let expected = !failing.is_empty() && failing.iter().all(|c| c.expected_failure());
+        scenarios.push(ScenarioResult {
+            name: s.name.clone(),
+            scored: s.scored,
+            reason: s.reason.clone(),
+            verdict,
+            message,
+            expected,
+            cases: cases.iter().map(|c| c.id.clone()).collect(),
+        });
+    }
+    let scored: Vec<&ScenarioResult> = scenarios.iter().filter(|s| s.scored).collect();
+    let passes = |s: &ScenarioResult| s.verdict == Verdict::Pass || (!strict && s.verdict == Verdict::Warn);
+    RequirementsReport {
+        revision: set.revision.as_str().to_string(),
+        source: set.source.clone(),
+        scored: scored.len(),
+        applicable: scored.iter().filter(|s| s.verdict != Verdict::NotApplicable).count(),
+        passed: scored.iter().filter(|s| passes(s)).count(),
+        expected_failures: scored.iter().filter(|s| s.expected).count(),
+        scenarios,
+    }
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or("")
+}
+
+/// The cases of `cases` that answer a scenario of the set.
+pub fn selects(set: &RequirementSet, case: &Case) -> bool {
+    case.revision == set.revision && case.answers.iter().any(|a| set.scenario(a).is_some())
+}
+
+/// `mcpcert list --requirements REV`: each scenario, whether it counts,
+/// what it asks, the fixtures it needs and the cases that answer it.
+pub fn listing(set: &RequirementSet, cases: &[Case]) -> String {
+    let mut out = format!("requirement set {} ({})\n", set.revision, set.source);
+    for s in &set.scenarios {
+        let status = if s.scored { "scored".to_string() } else { format!("not scored: {}", s.reason.as_deref().unwrap_or("")) };
+        out.push_str(&format!("\n{}  [{status}]\n    {}\n", s.name, s.about));
+        if !s.fixtures.is_empty() {
+            let f: Vec<String> = s.fixtures.iter().map(|f| f.to_string()).collect();
+            out.push_str(&format!("    fixtures: {}\n", f.join(", ")));
+        }
+        let ids: Vec<&str> =
+            cases.iter().filter(|c| c.revision == set.revision && c.answers.contains(&s.name)).map(|c| c.id.as_str()).collect();
+        if ids.is_empty() {
+            out.push_str("    (no mcpcert case yet)\n");
+        }
+        for id in ids {
+            out.push_str(&format!("    {id}\n"));
+        }
+    }
+    let covered = set.scored().filter(|s| cases.iter().any(|c| c.revision == set.revision && c.answers.contains(&s.name))).count();
+    out.push_str(&format!("\n{} scored scenarios, {covered} answered by mcpcert cases\n", set.scored().count()));
+    out
+}

@@ -1,0 +1,431 @@
+//! Conformance fixtures: the tools, resources and prompts that SDK test
+//! servers implement for the requirement sets (`test_simple_text`,
+//! `test://static-text`, `test_prompt_with_arguments`, …), called and
+//! judged against what their scenarios define. A case names the fixtures it
+//! needs (`applies.fixtures`); the run makes it n/a, or under
+//! `--requirements` a failure, when the server does not list them.
+
+use super::judge::content::{base64_problem, content_problems};
+use super::{Check, Cx, Outcome};
+use crate::record::Exchange;
+use crate::wire::schema::schemas;
+use crate::wire::{Revision, brief};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+/// Schema problems of a result, listed.
+fn schema_problems(cx: &Cx<'_>, def: &str, result: &Value) -> Vec<String> {
+    schemas().validate(cx.rev, def, result).iter().take(6).map(|v| format!("the result breaks the {def} schema: {v}")).collect()
+}
+
+/// The result of an exchange, or the failure/error that stops the case.
+fn result_of(ex: &Exchange, what: &str, out: &mut Outcome) -> Option<Value> {
+    if let Some(e) = &ex.error {
+        out.set_error(format!("{what}: {e}"));
+        return None;
+    }
+    if let Some(err) = ex.response.as_ref().and_then(|r| r.get("error")) {
+        out.fail(format!("{what} was answered with a JSON-RPC error: {}", brief(err)));
+        return None;
+    }
+    match ex.result() {
+        Some(r) => Some(r.clone()),
+        None => {
+            out.set_error(format!("{what}: no result came back ({})", ex.summary()));
+            None
+        }
+    }
+}
+
+fn non_empty_str(v: Option<&Value>) -> bool {
+    v.and_then(|s| s.as_str()).is_some_and(|s| !s.is_empty())
+}
+
+/// Problems if no block of `kind` in `blocks` is complete.
+fn block_missing(blocks: &[Value], kind: &str, mime: Option<&String>) -> Option<String> {
+    let of_kind: Vec<&Value> = blocks.iter().filter(|b| b.get("type").and_then(|t| t.as_str()) == Some(kind)).collect();
+    if of_kind.is_empty() {
+        let kinds: Vec<&str> = blocks.iter().filter_map(|b| b.get("type").and_then(|t| t.as_str())).collect();
+        return Some(format!("no `{kind}` content block (got {})", if kinds.is_empty() { "none".into() } else { kinds.join(", ") }));
+    }
+    let complete = |b: &&Value| match kind {
+        "text" => non_empty_str(b.get("text")),
+        "image" | "audio" => {
+            non_empty_str(b.get("data"))
+                && b.get("data").and_then(|d| d.as_str()).is_some_and(|d| base64_problem(d).is_none())
+                && non_empty_str(b.get("mimeType"))
+                && mime.is_none_or(|m| b.get("mimeType").and_then(|x| x.as_str()) == Some(m.as_str()))
+        }
+        "resource" => {
+            let r = b.get("resource");
+            non_empty_str(r.and_then(|r| r.get("uri")))
+                && non_empty_str(r.and_then(|r| r.get("mimeType")))
+                && (non_empty_str(r.and_then(|r| r.get("text"))) || non_empty_str(r.and_then(|r| r.get("blob"))))
+        }
+        _ => true,
+    };
+    if of_kind.iter().any(complete) {
+        return None;
+    }
+    let want = match kind {
+        "text" => "a non-empty `text`".to_string(),
+        "image" | "audio" => format!("non-empty base64 `data` and a `mimeType`{}", mime.map(|m| format!(" of {m}")).unwrap_or_default()),
+        "resource" => "`resource` with a `uri`, a `mimeType` and non-empty `text` or `blob`".into(),
+        _ => String::new(),
+    };
+    Some(format!("the `{kind}` block needs {want}; got {}", brief(of_kind[0])))
+}
+
+/// A conformance fixture tool called and its result judged: the content
+/// blocks it must return, `isError`, and (`progress`) the progress it must
+/// report for the call's token before its result.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FixtureCall {
+    tool: String,
+    /// Omitted: the request carries no `arguments` member.
+    #[serde(default)]
+    arguments: Option<Value>,
+    /// Block types the content must hold (each complete).
+    #[serde(default)]
+    blocks: Vec<String>,
+    /// The mimeType a block type must have (`{"audio": "audio/wav"}`).
+    #[serde(default)]
+    mime: BTreeMap<String, String>,
+    #[serde(default)]
+    is_error: bool,
+    /// At least this many notifications/progress for the call's token,
+    /// before the result, with increasing `progress`.
+    #[serde(default)]
+    progress: usize,
+    /// 2025-11-25: after logging/setLevel debug, at least this many
+    /// notifications/message on the call's stream before its result.
+    #[serde(default)]
+    logs: usize,
+}
+
+impl Check for FixtureCall {
+    const NAME: &'static str = "fixture_call";
+    const ABOUT: &'static str = "tools/call of a conformance fixture (`tool`, `arguments` or none): the `blocks` its content must hold (with `mime`), `is_error`, and `progress` notifications for the call's token before the result";
+
+    async fn run(&self, cx: &Cx<'_>) -> Outcome {
+        let mut params = json!({"name": self.tool});
+        if let Some(a) = &self.arguments {
+            params["arguments"] = a.clone();
+        }
+        let mut body = cx.request("tools/call", Some(params));
+        let token = json!(format!("mcpcert-fixture-progress-{}", body["id"]));
+        match body["params"].get_mut("_meta").and_then(|m| m.as_object_mut()) {
+            Some(meta) => {
+                meta.insert("progressToken".into(), token.clone());
+            }
+            None => body["params"]["_meta"] = json!({"progressToken": token}),
+        }
+        let what = format!("tools/call of the fixture {}", self.tool);
+        let mut out = Outcome::default();
+        if self.logs > 0 {
+            let set = cx.request("logging/setLevel", Some(json!({"level": "debug"})));
+            match cx.on_main("logging/setLevel debug (so that every log message is sent)", &set).await {
+                Ok(ex) => {
+                    if ex.result().is_none() {
+                        out.set_error(format!(
+                            "logging/setLevel was not served ({}), so the fixture's log messages cannot be asked for",
+                            ex.summary()
+                        ));
+                        out.exchanges.push(ex);
+                        return out;
+                    }
+                    out.exchanges.push(ex);
+                }
+                Err(e) => return Outcome::error(e.to_string()),
+            }
+        }
+        let ex = match cx.on_main(&what, &body).await {
+            Ok(e) => e,
+            Err(e) => return out.with_error(e.to_string()),
+        };
+        let result = if self.is_error {
+            // A tool's own failure is a result, not a JSON-RPC error.
+            if let Some(err) = ex.response.as_ref().and_then(|r| r.get("error")) {
+                out.fail(format!(
+                    "{what}: the tool's failure must be reported as a result with isError: true (tools: tool execution errors), not as a JSON-RPC error; got {}",
+                    brief(err)
+                ));
+                None
+            } else {
+                result_of(&ex, &what, &mut out)
+            }
+        } else {
+            result_of(&ex, &what, &mut out)
+        };
+        if let Some(r) = result {
+            self.judge(cx, &r, &mut out);
+            if self.progress > 0 {
+                progress(&ex, &token, self.progress, &mut out);
+            }
+            if self.logs > 0 {
+                let n = ex
+                    .frames
+                    .iter()
+                    .filter_map(|f| f.value.as_ref())
+                    .filter(|v| v.get("method").and_then(|m| m.as_str()) == Some("notifications/message"))
+                    .count();
+                if n < self.logs {
+                    out.fail(format!(
+                        "{what}: the fixture must send at least {} log messages (notifications/message) on the call's stream before its result, with the level set to debug; got {n}",
+                        self.logs
+                    ));
+                }
+            }
+        }
+        out.exchanges.push(ex);
+        out
+    }
+}
+
+impl FixtureCall {
+    fn judge(&self, cx: &Cx<'_>, r: &Value, out: &mut Outcome) {
+        out.failures.extend(schema_problems(cx, "CallToolResult", r));
+        out.failures.extend(content_problems(r));
+        let blocks = r.get("content").and_then(|c| c.as_array()).cloned().unwrap_or_default();
+        let flagged = r.get("isError") == Some(&Value::Bool(true));
+        if self.is_error && !flagged {
+            out.fail(format!("{} must report its failure with isError: true; got {}", self.tool, brief(r)));
+        }
+        if !self.is_error && flagged {
+            out.fail(format!("{} must succeed; it answered isError: true ({})", self.tool, brief(r)));
+        }
+        if self.is_error
+            && flagged
+            && !blocks.first().is_some_and(|b| b.get("type") == Some(&json!("text")) && non_empty_str(b.get("text")))
+        {
+            out.fail(format!("{}: an error result must say what went wrong in a first text block; got {}", self.tool, brief(r)));
+        }
+        for kind in &self.blocks {
+            if let Some(p) = block_missing(&blocks, kind, self.mime.get(kind)) {
+                out.fail(format!("{}: {p}", self.tool));
+            }
+        }
+    }
+}
+
+/// The progress the call's token got, before the result: at least
+/// `min` notifications, each `progress` greater than the one before.
+fn progress(ex: &Exchange, token: &Value, min: usize, out: &mut Outcome) {
+    let values: Vec<Option<f64>> = ex
+        .frames
+        .iter()
+        .filter_map(|f| f.value.as_ref())
+        .filter(|v| {
+            v.get("method").and_then(|m| m.as_str()) == Some("notifications/progress") && v.pointer("/params/progressToken") == Some(token)
+        })
+        .map(|v| v.pointer("/params/progress").and_then(|p| p.as_f64()))
+        .collect();
+    if values.len() < min {
+        out.fail(format!(
+            "the fixture must report progress for the call's progressToken {token} at least {min} times before its result (on the call's own stream); got {}",
+            values.len()
+        ));
+    }
+    let nums: Vec<f64> = values.iter().flatten().copied().collect();
+    if nums.len() != values.len() {
+        out.fail("every notifications/progress needs a numeric `progress`".to_string());
+    }
+    if let Some(w) = nums.windows(2).find(|w| w[1] <= w[0]) {
+        out.fail(format!("`progress` must increase with each notification; it went {} → {} (values: {nums:?})", w[0], w[1]));
+    }
+}
+
+/// resources/read of a conformance fixture resource (or a URI a fixture
+/// template makes): the contents it must hold.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FixtureRead {
+    uri: String,
+    /// `text` or `blob`.
+    kind: String,
+    /// The text must contain this (a filled template's parameter).
+    #[serde(default)]
+    contains: Option<String>,
+}
+
+impl Check for FixtureRead {
+    const NAME: &'static str = "fixture_read";
+    const ABOUT: &'static str = "resources/read of a conformance fixture `uri`: contents for that URI with a mimeType and non-empty `kind` (text or blob), the text `contains` a value";
+
+    async fn run(&self, cx: &Cx<'_>) -> Outcome {
+        let what = format!("resources/read of the fixture {}", self.uri);
+        let body = cx.request("resources/read", Some(json!({"uri": self.uri})));
+        let ex = match cx.on_main(&what, &body).await {
+            Ok(e) => e,
+            Err(e) => return Outcome::error(e.to_string()),
+        };
+        let mut out = Outcome::default();
+        if let Some(r) = result_of(&ex, &what, &mut out) {
+            out.failures.extend(schema_problems(cx, "ReadResourceResult", &r));
+            match r.get("contents").and_then(|c| c.as_array()).and_then(|c| c.first()) {
+                None => out.fail(format!("{what}: `contents` must hold the resource; got {}", brief(&r))),
+                Some(c) => {
+                    if c.get("uri").and_then(|u| u.as_str()) != Some(self.uri.as_str()) {
+                        out.fail(format!(
+                            "{what}: contents[0].uri must be {}; got {}",
+                            self.uri,
+                            brief(c.get("uri").unwrap_or(&Value::Null))
+                        ));
+                    }
+                    if !non_empty_str(c.get("mimeType")) {
+                        out.fail(format!("{what}: contents[0] needs its mimeType; got {}", brief(c)));
+                    }
+                    match self.kind.as_str() {
+                        "blob" => match c.get("blob").and_then(|b| b.as_str()) {
+                            Some(b) if !b.is_empty() => {
+                                if let Some(p) = base64_problem(b) {
+                                    out.fail(format!("{what}: contents[0].blob must be base64: {p}"));
+                                }
+                            }
+                            _ => out.fail(format!(
+                                "{what}: contents[0] must carry the binary resource as a non-empty base64 `blob`; got {}",
+                                brief(c)
+                            )),
+                        },
+                        _ => match c.get("text").and_then(|t| t.as_str()) {
+                            Some(t) if !t.is_empty() => {
+                                if let Some(want) = self.contains.as_ref().filter(|w| !t.contains(w.as_str())) {
+                                    out.fail(format!("{what}: the text must reflect the URI's parameter `{want}`; got {t:?}"));
+                                }
+                            }
+                            _ => out.fail(format!("{what}: contents[0] must carry non-empty `text`; got {}", brief(c))),
+                        },
+                    }
+                }
+            }
+        }
+        out.exchanges.push(ex);
+        out
+    }
+}
+
+/// prompts/get of a conformance fixture prompt: its messages, the block
+/// types they must hold and the argument values they must show.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FixturePrompt {
+    name: String,
+    #[serde(default)]
+    arguments: Option<Value>,
+    #[serde(default)]
+    blocks: Vec<String>,
+    #[serde(default)]
+    contains: Vec<String>,
+}
+
+impl Check for FixturePrompt {
+    const NAME: &'static str = "fixture_prompt";
+    const ABOUT: &'static str = "prompts/get of a conformance fixture prompt (`name`, `arguments`): non-empty messages with valid roles and content, the `blocks` they must hold, the texts they must `contain`";
+
+    async fn run(&self, cx: &Cx<'_>) -> Outcome {
+        let what = format!("prompts/get of the fixture {}", self.name);
+        let mut params = json!({"name": self.name});
+        if let Some(a) = &self.arguments {
+            params["arguments"] = a.clone();
+        }
+        let body = cx.request("prompts/get", Some(params));
+        let ex = match cx.on_main(&what, &body).await {
+            Ok(e) => e,
+            Err(e) => return Outcome::error(e.to_string()),
+        };
+        let mut out = Outcome::default();
+        if let Some(r) = result_of(&ex, &what, &mut out) {
+            out.failures.extend(schema_problems(cx, "GetPromptResult", &r));
+            let messages = r.get("messages").and_then(|m| m.as_array()).cloned().unwrap_or_default();
+            if messages.is_empty() {
+                out.fail(format!("{what}: `messages` must hold the prompt's messages; got {}", brief(&r)));
+            }
+            let mut blocks = Vec::new();
+            for (i, m) in messages.iter().enumerate() {
+                if !matches!(m.get("role").and_then(|x| x.as_str()), Some("user" | "assistant")) {
+                    out.fail(format!("{what}: messages[{i}].role must be user or assistant; got {}", brief(m)));
+                }
+                match m.get("content") {
+                    Some(c) => {
+                        for p in content_problems(&json!({"content": [c]})) {
+                            out.fail(format!("{what}: messages[{i}].{}", p.replacen("content[0]", "content", 1)));
+                        }
+                        blocks.push(c.clone());
+                    }
+                    None => out.fail(format!("{what}: messages[{i}] has no content")),
+                }
+            }
+            for kind in &self.blocks {
+                if let Some(p) = block_missing(&blocks, kind, None) {
+                    out.fail(format!("{what}: {p}"));
+                }
+            }
+            let text = serde_json::to_string(&messages).unwrap_or_default();
+            for want in &self.contains {
+                if !text.contains(want.as_str()) {
+                    out.fail(format!("{what}: the messages must use the argument value {want:?}; they do not contain it"));
+                }
+            }
+        }
+        out.exchanges.push(ex);
+        out
+    }
+}
+
+/// 2026-07-28: a tool that needs a client capability the request did not
+/// declare is refused with -32021 naming it (HTTP 400), not run.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FixtureMissingCapability {
+    tool: String,
+    capability: String,
+}
+
+impl Check for FixtureMissingCapability {
+    const NAME: &'static str = "fixture_missing_capability";
+    const ABOUT: &'static str = "tools/call of a fixture `tool` that needs client `capability`, declaring none: -32021 with data.requiredCapabilities naming it, HTTP 400";
+    const REVISIONS: &'static [Revision] = &[Revision::Modern];
+
+    async fn run(&self, cx: &Cx<'_>) -> Outcome {
+        let what = format!("tools/call of the fixture {} declaring no client capabilities", self.tool);
+        let mut body = cx.request("tools/call", Some(json!({"name": self.tool, "arguments": {}})));
+        body["params"]["_meta"][crate::wire::KEY_CLIENT_CAPS] = json!({});
+        let ex = match cx.on_main(&what, &body).await {
+            Ok(e) => e,
+            Err(e) => return Outcome::error(e.to_string()),
+        };
+        let mut out = Outcome::default();
+        if let Some(e) = &ex.error {
+            out.set_error(format!("{what}: {e}"));
+        } else {
+            let err = ex.response.as_ref().and_then(|r| r.get("error"));
+            let code = err.and_then(|e| e.get("code")).and_then(|c| c.as_i64());
+            if code != Some(-32021) {
+                out.fail(format!(
+                    "{what}: a request lacking a client capability the tool needs ({}) must be refused with -32021; got {}",
+                    self.capability,
+                    ex.summary()
+                ));
+            } else if !err
+                .and_then(|e| e.pointer(&format!("/data/requiredCapabilities/{}", self.capability)))
+                .is_some_and(|c| c.is_object())
+            {
+                out.fail(format!(
+                    "{what}: -32021 must list the missing capability in data.requiredCapabilities.{}; got {}",
+                    self.capability,
+                    brief(err.unwrap_or(&Value::Null))
+                ));
+            }
+            if cx.transport() == crate::transport::Transport::Http && code == Some(-32021) && ex.status != Some(400) {
+                out.fail(format!(
+                    "{what}: on HTTP the status must be 400 Bad Request; got {}",
+                    ex.status.map(|s| s.to_string()).unwrap_or("none".into())
+                ));
+            }
+        }
+        out.exchanges.push(ex);
+        out
+    }
+}

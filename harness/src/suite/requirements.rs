@@ -1,0 +1,171 @@
+//! The requirement sets: for each revision, the server scenarios that
+//! conformance to it requires (frozen when the revision shipped), and those
+//! that run but never count. Suite cases name the scenarios they answer
+//! (`answers`); `mcpcert run --requirements REV` runs exactly those cases.
+
+use crate::wire::Revision;
+use serde::Deserialize;
+
+/// The requirement sets shipped inside the binary.
+pub const BUILTIN_REQUIREMENTS: &[(&str, &str)] = &[
+    ("requirements/2026-07-28.json", include_str!("../../../suites/requirements/2026-07-28.json")),
+    ("requirements/2025-11-25.json", include_str!("../../../suites/requirements/2025-11-25.json")),
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum FixtureKind {
+    Tool,
+    Prompt,
+    Resource,
+    Template,
+}
+
+impl FixtureKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FixtureKind::Tool => "tool",
+            FixtureKind::Prompt => "prompt",
+            FixtureKind::Resource => "resource",
+            FixtureKind::Template => "template",
+        }
+    }
+}
+
+/// A conformance fixture a case needs the server to list: `tool
+/// test_simple_text`, `resource test://static-text`, `template
+/// test://template/{id}/data`, `prompt test_simple_prompt`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Fixture {
+    pub kind: FixtureKind,
+    pub name: String,
+}
+
+impl Fixture {
+    pub fn parse(s: &str) -> Result<Fixture, String> {
+        let (kind, name) = s.split_once(' ').ok_or_else(|| format!("`{s}` is not `KIND NAME`"))?;
+        let kind = match kind {
+            "tool" => FixtureKind::Tool,
+            "prompt" => FixtureKind::Prompt,
+            "resource" => FixtureKind::Resource,
+            "template" => FixtureKind::Template,
+            other => return Err(format!("`{other}` is not a fixture kind (tool, prompt, resource, template)")),
+        };
+        if name.trim().is_empty() || name != name.trim() {
+            return Err(format!("`{s}`: the name must be non-empty, without surrounding spaces"));
+        }
+        Ok(Fixture { kind, name: name.to_string() })
+    }
+}
+
+impl std::fmt::Display for Fixture {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} `{}`", self.kind.as_str(), self.name)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    pub name: String,
+    pub about: String,
+    /// Counts toward conformance; otherwise run and reported only.
+    pub scored: bool,
+    /// Why it does not count (extension, pending, added-after-release).
+    pub reason: Option<String>,
+    pub fixtures: Vec<Fixture>,
+}
+
+#[derive(Debug, Clone)]
+pub struct RequirementSet {
+    pub revision: Revision,
+    pub source: String,
+    pub scenarios: Vec<Scenario>,
+}
+
+impl RequirementSet {
+    pub fn scenario(&self, name: &str) -> Option<&Scenario> {
+        self.scenarios.iter().find(|s| s.name == name)
+    }
+
+    pub fn scored(&self) -> impl Iterator<Item = &Scenario> {
+        self.scenarios.iter().filter(|s| s.scored)
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSet {
+    format: u32,
+    revision: Revision,
+    source: String,
+    scenarios: Vec<RawScenario>,
+    not_scored: Vec<RawScenario>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawScenario {
+    name: String,
+    #[serde(default)]
+    about: String,
+    #[serde(default)]
+    reason: Option<String>,
+    #[serde(default)]
+    fixtures: Vec<String>,
+}
+
+fn parse(file: &str, text: &str) -> Result<RequirementSet, String> {
+    let raw: RawSet = serde_json::from_str(text).map_err(|e| format!("{file}: {e}"))?;
+    if raw.format != 1 {
+        return Err(format!("{file}: format {} is not 1", raw.format));
+    }
+    let mut scenarios = Vec::new();
+    for (scored, list) in [(true, raw.scenarios), (false, raw.not_scored)] {
+        for s in list {
+            if scenarios.iter().any(|x: &Scenario| x.name == s.name) {
+                return Err(format!("{file}: scenario `{}` is listed twice", s.name));
+            }
+            if !scored && s.reason.is_none() {
+                return Err(format!("{file}: not-scored scenario `{}` needs a reason", s.name));
+            }
+            let fixtures =
+                s.fixtures.iter().map(|f| Fixture::parse(f).map_err(|e| format!("{file}: {}: {e}", s.name))).collect::<Result<_, _>>()?;
+            scenarios.push(Scenario { name: s.name, about: s.about, scored, reason: s.reason, fixtures });
+        }
+    }
+    Ok(RequirementSet { revision: raw.revision, source: raw.source, scenarios })
+}
+
+/// The built-in requirement set of a revision (parsed once).
+pub fn builtin(rev: Revision) -> &'static RequirementSet {
+    static SETS: std::sync::OnceLock<Vec<RequirementSet>> = std::sync::OnceLock::new();
+    SETS.get_or_init(|| {
+        BUILTIN_REQUIREMENTS.iter().map(|(f, t)| parse(f, t).unwrap_or_else(|e| panic!("built-in requirement set: {e}"))).collect()
+    })
+    .iter()
+    .find(|s| s.revision == rev)
+    .unwrap_or_else(|| panic!("no built-in requirement set for {rev}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_builtin_sets_parse_and_name_their_fixtures() {
+        let modern = builtin(Revision::Modern);
+        assert_eq!(modern.scored().count(), 37);
+        assert!(modern.scenario("tasks-lifecycle").is_some_and(|s| !s.scored));
+        let legacy = builtin(Revision::Legacy);
+        assert_eq!(legacy.scored().count(), 30);
+        let text = legacy.scenario("tools-call-simple-text").unwrap();
+        assert_eq!(text.fixtures, [Fixture { kind: FixtureKind::Tool, name: "test_simple_text".into() }]);
+    }
+
+    #[test]
+    fn fixtures_parse_strictly() {
+        assert!(Fixture::parse("template test://template/{id}/data").is_ok());
+        assert!(Fixture::parse("widget x").is_err());
+        assert!(Fixture::parse("tool").is_err());
+        assert!(Fixture::parse("tool  x").is_err());
+    }
+}
