@@ -54,6 +54,10 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Check that a certificate and a JSON report belong together (the
+    /// report's sha256, suite digest, version, transport, target and every
+    /// scenario verdict). Exit 1 if they do not.
+    VerifyCertificate { certificate: PathBuf, report: PathBuf },
     /// Judge tool descriptors offline: reads a tools/list result, a JSON-RPC
     /// response holding one, an array of tools, or several of these in a row
     /// (pages); prints admitted and rejected tools. Exit 1 if any is rejected.
@@ -199,6 +203,7 @@ fn main() -> ExitCode {
         Cmd::Run(args) => ExitCode::from(run(args)),
         Cmd::Lint { file, revision, config, json } => ExitCode::from(lint(&file, &revision, config.as_ref(), json)),
         Cmd::ContractDiff { old, new, json } => ExitCode::from(contract_diff(&old, &new, json)),
+        Cmd::VerifyCertificate { certificate, report } => ExitCode::from(cli::offline::verify_certificate(&certificate, &report)),
     }
 }
 

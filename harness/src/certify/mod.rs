@@ -4,6 +4,7 @@
 //! (`reports/contract.json`), judged on `schema_diff`'s comparison of JSON
 //! Schemas.
 
+pub mod certificate;
 pub mod contract_diff;
 pub mod requirements;
 pub mod schema_diff;

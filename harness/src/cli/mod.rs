@@ -1,6 +1,7 @@
 //! The commands behind `main`: each file one command or one part of a run's
 //! set-up. Only the binary uses them.
 
+pub mod certify;
 pub mod offline;
 pub mod run;
 pub mod setup;

@@ -104,3 +104,40 @@ pub fn needs(c: &Case) -> String {
     }
     parts.join(", ")
 }
+
+pub fn verify_certificate(cert: &Path, report: &Path) -> u8 {
+    use mcpcert::certify::certificate::{self, Certificate};
+    let c: Certificate =
+        match std::fs::read_to_string(cert).map_err(|e| e.to_string()).and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string())) {
+            Ok(c) => c,
+            Err(e) => return usage(format!("{}: not an mcpcert certificate ({e})", cert.display())),
+        };
+    let bytes = match std::fs::read(report) {
+        Ok(b) => b,
+        Err(e) => return usage(format!("{}: {e}", report.display())),
+    };
+    let problems = certificate::verify(&c, &bytes);
+    let mut console = Console::new();
+    if problems.is_empty() {
+        console.line(format!(
+            "{} matches {}: {} for MCP {} ({} of {} scored scenarios pass, {} apply), {} over {}, issued {}",
+            cert.display(),
+            report.display(),
+            c.status,
+            c.revision,
+            c.passed,
+            c.scored,
+            c.applicable,
+            c.server.get("name").and_then(|n| n.as_str()).unwrap_or("the server"),
+            c.transport,
+            c.issued_at
+        ));
+        EXIT_OK
+    } else {
+        console.line(format!("{} does not belong to {}:", cert.display(), report.display()));
+        for p in problems {
+            console.line(format!("  - {p}"));
+        }
+        EXIT_FAILED
+    }
+}

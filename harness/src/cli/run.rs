@@ -298,6 +298,11 @@ pub fn run(args: RunArgs) -> u8 {
     if contract_written {
         console.line(format!("contract: {}", contract_path.display()));
     }
+    if *interrupt.borrow() == 0 {
+        for l in super::certify::finish(&args, &rep, !failed && target_problem.is_none()) {
+            console.line(l);
+        }
+    }
     let sig = *interrupt.borrow();
     if sig != 0 {
         return (128 + sig) as u8;

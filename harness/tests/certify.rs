@@ -1,0 +1,130 @@
+//! Certification end to end: a run against a requirement set, the
+//! scenario verdicts, the certificate and badge it earns (or not), the
+//! baseline's part in it, and verify-certificate.
+
+mod common;
+use common::*;
+use std::path::Path;
+
+/// `mcpcert run --requirements REV` against the reference server over
+/// stdio with `server_args`; returns the exit code, the console and the
+/// report folder.
+fn certify(name: &str, rev: &str, server_args: &str, extra: &[&str]) -> (i32, String, std::path::PathBuf) {
+    let dir = outdir(name);
+    let server = format!("{} --stdio {server_args}", refserver().display());
+    let mut cmd = mcpcert();
+    cmd.args(["run", "--stdio", &server, "--requirements", rev]).args(extra);
+    report_args(&mut cmd, &dir);
+    let out = cmd.output().unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), dir)
+}
+
+fn json(p: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))).unwrap()
+}
+
+fn verify(dir: &Path, report: &Path) -> (i32, String) {
+    let out = mcpcert().arg("verify-certificate").arg(dir.join("certificate.json")).arg(report).output().unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+#[test]
+fn a_server_with_the_fixtures_is_certified_and_the_certificate_verifies() {
+    let (code, console, dir) = certify("cert-ok", "2026-07-28", "--era dual --fixtures", &[]);
+    assert_eq!(code, 0, "{console}");
+    assert!(console.contains("requirement set 2026-07-28: 35 of 37 scored scenarios pass (35 apply to this target)"), "{console}");
+    assert!(
+        console.lines().any(|l| l.trim_start().starts_with("n/a ") && l.contains(" dns-rebinding-protection:")),
+        "HTTP-only scenarios do not apply over stdio: {console}"
+    );
+    let cert = json(&dir.join("certificate.json"));
+    assert_eq!(cert["status"], "conformant");
+    assert_eq!(cert["server"]["name"], "mcpcert-refserver");
+    assert_eq!(cert["transport"], "stdio");
+    assert_eq!(cert["revision"], "2026-07-28");
+    let report = json(&dir.join("report.json"));
+    assert_eq!(cert["suite_digest"], report["suite_digest"]);
+    assert!(std::fs::read_to_string(dir.join("badge.svg")).unwrap().contains("conformant"));
+    let (code, out) = verify(&dir, &dir.join("report.json"));
+    assert_eq!(code, 0, "{out}");
+    // Any change to the report breaks the link.
+    let altered = dir.join("altered.json");
+    std::fs::write(&altered, std::fs::read_to_string(dir.join("report.json")).unwrap().replacen("\"pass\"", "\"fail\"", 1)).unwrap();
+    let (code, out) = verify(&dir, &altered);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("sha256"), "{out}");
+}
+
+#[test]
+fn a_failing_fixture_fails_its_scenario_and_earns_no_certificate() {
+    let (code, console, dir) = certify("cert-fail", "2026-07-28", "--era dual --fixtures --fault fx-audio-wrong-mime", &[]);
+    assert_eq!(code, 1, "{console}");
+    assert!(console.lines().any(|l| l.trim_start().starts_with("FAIL ") && l.contains(" tools-call-audio:")), "{console}");
+    assert!(console.contains("no certificate: the requirement set was not met"), "{console}");
+    assert!(!dir.join("certificate.json").exists());
+    assert!(std::fs::read_to_string(dir.join("badge.svg")).unwrap().contains("34 of 37"));
+    let report = json(&dir.join("report.json"));
+    let s = report["requirements"]["scenarios"].as_array().unwrap().iter().find(|s| s["name"] == "tools-call-audio").unwrap().clone();
+    assert_eq!(s["verdict"], "fail", "{s}");
+}
+
+#[test]
+fn baselined_failures_give_a_certificate_that_says_so() {
+    let dir = outdir("cert-baseline-file");
+    let b = dir.join("expected.toml");
+    std::fs::write(&b, "[expected]\n\"2026-07-28/conformance/tools-call-audio\" = \"mp3 until 2.0\"\n").unwrap();
+    let (code, console, dir) = certify(
+        "cert-baseline",
+        "2026-07-28",
+        "--era dual --fixtures --fault fx-audio-wrong-mime",
+        &["--expected-failures", b.to_str().unwrap()],
+    );
+    assert_eq!(code, 0, "{console}");
+    assert!(console.lines().any(|l| l.trim_start().starts_with("fail (expected)") && l.contains(" tools-call-audio:")), "{console}");
+    let cert = json(&dir.join("certificate.json"));
+    assert_eq!(cert["status"], "conformant except expected failures", "{cert}");
+    assert_eq!(cert["baseline"]["expected_failures"], 1);
+    let (code, out) = verify(&dir, &dir.join("report.json"));
+    assert_eq!(code, 0, "{out}");
+}
+
+#[test]
+fn a_server_without_fixtures_fails_the_scenarios_that_need_them() {
+    let (code, console, dir) = certify("cert-nofixtures", "2026-07-28", "--era modern", &[]);
+    assert_eq!(code, 1, "{console}");
+    let report = json(&dir.join("report.json"));
+    let case = common::case(&report, "2026-07-28/conformance/tools-call-simple-text");
+    assert_eq!(case["verdict"], "fail");
+    assert!(
+        case["message"].as_str().unwrap().contains("the requirement set needs the conformance fixture tool `test_simple_text`"),
+        "{case}"
+    );
+    // Without --requirements the same case does not apply.
+    let d2 = outdir("cert-nofixtures-plain");
+    let mut cmd = mcpcert();
+    let server = format!("{} --stdio --era modern", refserver().display());
+    cmd.args(["run", "--stdio", &server, "2026-07-28/conformance/tools-call-simple-text", "--exact"]);
+    report_args(&mut cmd, &d2);
+    assert_eq!(cmd.output().unwrap().status.code(), Some(0));
+    let c = common::case(&report_of(&d2), "2026-07-28/conformance/tools-call-simple-text");
+    assert_eq!(c["verdict"], "n/a");
+    assert!(c["message"].as_str().unwrap().contains("the server has no conformance fixtures"), "{c}");
+    // Only the set's cases run.
+    assert!(report["cases"].as_array().unwrap().iter().all(|c| c["answers"].as_array().is_some_and(|a| !a.is_empty())));
+}
+
+fn report_of(dir: &Path) -> serde_json::Value {
+    report(dir)
+}
+
+#[test]
+fn list_requirements_maps_each_scenario_to_its_cases() {
+    let out = mcpcert().args(["list", "--requirements", "2026-07-28"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(text.contains("tools-call-image  [scored]"), "{text}");
+    assert!(text.contains("fixtures: tool `test_image_content`"), "{text}");
+    assert!(text.contains("2026-07-28/conformance/tools-call-image"), "{text}");
+    assert!(text.contains("tasks-lifecycle  [not scored: extension]"), "{text}");
+    assert!(text.contains("37 scored scenarios, 37 answered by mcpcert cases"), "{text}");
+}
