@@ -128,3 +128,15 @@ fn list_requirements_maps_each_scenario_to_its_cases() {
     assert!(text.contains("tasks-lifecycle  [not scored: extension]"), "{text}");
     assert!(text.contains("37 scored scenarios, 37 answered by mcpcert cases"), "{text}");
 }
+
+#[test]
+fn the_2025_set_is_met_over_stdio_with_sampling_and_elicitation_answered_during_the_call() {
+    let (code, console, dir) = certify("cert-2025", "2025-11-25", "--era dual --fixtures", &[]);
+    assert_eq!(code, 0, "{console}");
+    assert!(console.contains("requirement set 2025-11-25: 28 of 30 scored scenarios pass (28 apply to this target)"), "{console}");
+    let report = json(&dir.join("report.json"));
+    let c = common::case(&report, "2025-11-25/conformance/tools-call-sampling");
+    assert_eq!(c["verdict"], "pass", "{c}");
+    assert!(c["transcript"].to_string().contains("sampling/createMessage"), "the server's request is in the transcript: {c}");
+    assert_eq!(json(&dir.join("certificate.json"))["status"], "conformant");
+}

@@ -6,37 +6,12 @@
 //! `--requirements` a failure, when the server does not list them.
 
 use super::judge::content::{base64_problem, content_problems};
-use super::{Check, Cx, Outcome};
+use super::{Check, Cx, Outcome, result_of, schema_problems};
 use crate::record::Exchange;
-use crate::wire::schema::schemas;
 use crate::wire::{Revision, brief};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
-
-/// Schema problems of a result, listed.
-fn schema_problems(cx: &Cx<'_>, def: &str, result: &Value) -> Vec<String> {
-    schemas().validate(cx.rev, def, result).iter().take(6).map(|v| format!("the result breaks the {def} schema: {v}")).collect()
-}
-
-/// The result of an exchange, or the failure/error that stops the case.
-fn result_of(ex: &Exchange, what: &str, out: &mut Outcome) -> Option<Value> {
-    if let Some(e) = &ex.error {
-        out.set_error(format!("{what}: {e}"));
-        return None;
-    }
-    if let Some(err) = ex.response.as_ref().and_then(|r| r.get("error")) {
-        out.fail(format!("{what} was answered with a JSON-RPC error: {}", brief(err)));
-        return None;
-    }
-    match ex.result() {
-        Some(r) => Some(r.clone()),
-        None => {
-            out.set_error(format!("{what}: no result came back ({})", ex.summary()));
-            None
-        }
-    }
-}
 
 fn non_empty_str(v: Option<&Value>) -> bool {
     v.and_then(|s| s.as_str()).is_some_and(|s| !s.is_empty())

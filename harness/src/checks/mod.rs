@@ -12,6 +12,7 @@ pub mod judge;
 
 mod audits;
 mod calls;
+mod client_requests;
 mod completion;
 mod facts;
 mod fixtures;
@@ -281,5 +282,34 @@ impl<T: Check> DynCheck for T {
     }
     fn run<'a>(&'a self, cx: &'a Cx<'a>) -> BoxFuture<'a, Outcome> {
         Box::pin(Check::run(self, cx))
+    }
+}
+
+/// Schema problems of a result, listed.
+pub(crate) fn schema_problems(cx: &Cx<'_>, def: &str, result: &Value) -> Vec<String> {
+    crate::wire::schema::schemas()
+        .validate(cx.rev, def, result)
+        .iter()
+        .take(6)
+        .map(|v| format!("the result breaks the {def} schema: {v}"))
+        .collect()
+}
+
+/// The result of an exchange, or the failure/error that stops the case.
+pub(crate) fn result_of(ex: &Exchange, what: &str, out: &mut Outcome) -> Option<Value> {
+    if let Some(e) = &ex.error {
+        out.set_error(format!("{what}: {e}"));
+        return None;
+    }
+    if let Some(err) = ex.response.as_ref().and_then(|r| r.get("error")) {
+        out.fail(format!("{what} was answered with a JSON-RPC error: {}", crate::wire::brief(err)));
+        return None;
+    }
+    match ex.result() {
+        Some(r) => Some(r.clone()),
+        None => {
+            out.set_error(format!("{what}: no result came back ({})", ex.summary()));
+            None
+        }
     }
 }

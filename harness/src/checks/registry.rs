@@ -4,7 +4,7 @@
 //! schema's list of action names is proven equal to this list by a test.
 
 use super::{Check, DynCheck, Scope};
-use super::{audits, completion, fixtures, headers, input_required, lifecycle, lists, mrtr, roles, subscriptions, tools};
+use super::{audits, client_requests, completion, fixtures, headers, input_required, lifecycle, lists, mrtr, roles, subscriptions, tools};
 use crate::wire::Revision;
 use serde_json::Value;
 use std::sync::Arc;
@@ -73,6 +73,7 @@ pub static REGISTRY: &[Entry] = &[
     entry::<fixtures::FixtureRead>(),
     entry::<fixtures::FixturePrompt>(),
     entry::<fixtures::FixtureMissingCapability>(),
+    entry::<client_requests::FixtureClientRequest>(),
     entry::<mrtr::FixtureInputRequired>(),
 ];
 

@@ -38,7 +38,7 @@ pub enum SessionError {
 }
 
 /// One message to send, and how.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct Msg<'a> {
     /// The revision whose standard headers it carries.
     pub rev: Revision,
@@ -52,12 +52,19 @@ pub struct Msg<'a> {
     pub exact_names: bool,
     /// Wait for the response to the body's id.
     pub want_reply: bool,
+    /// Answer the requests the server sends meanwhile (2025-11-25
+    /// sampling, elicitation) with what this gives.
+    pub answer: Option<crate::transport::Answer<'a>>,
 }
 
 impl<'a> Msg<'a> {
     /// A request (or, with `no_reply`, a notification) POSTed or written.
     pub fn new(rev: Revision, label: &'a str, body: &'a Value) -> Msg<'a> {
-        Msg { rev, label, body, http_method: "POST", edits: &[], exact_names: false, want_reply: true }
+        Msg { rev, label, body, http_method: "POST", edits: &[], exact_names: false, want_reply: true, answer: None }
+    }
+    pub fn answering(mut self, answer: crate::transport::Answer<'a>) -> Msg<'a> {
+        self.answer = Some(answer);
+        self
     }
     pub fn edits(mut self, edits: &'a [HeaderEdit]) -> Msg<'a> {
         self.edits = edits;
@@ -73,7 +80,7 @@ impl<'a> Msg<'a> {
     }
     /// A bodiless HTTP request (GET, DELETE…).
     pub fn raw(rev: Revision, label: &'a str, http_method: &'a str) -> Msg<'a> {
-        Msg { rev, label, body: &Value::Null, http_method, edits: &[], exact_names: false, want_reply: false }
+        Msg { rev, label, body: &Value::Null, http_method, edits: &[], exact_names: false, want_reply: false, answer: None }
     }
 }
 
@@ -269,6 +276,7 @@ impl Session {
             expect_id: expect,
             exact_names: msg.exact_names || self.exact_names(msg.rev),
             progress: msg.body.pointer("/params/_meta/progressToken"),
+            answer: msg.answer,
         };
         ex.fill_from(conn.exchange(&out).await);
         if let Some(case) = log {

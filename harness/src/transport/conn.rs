@@ -11,7 +11,7 @@ use serde_json::Value;
 use std::time::{Duration, Instant};
 
 /// One message to send.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct Outgoing<'a> {
     /// The HTTP method (POST for JSON-RPC messages); stdio ignores it.
     pub http_method: &'a str,
@@ -27,12 +27,19 @@ pub struct Outgoing<'a> {
     pub exact_names: bool,
     /// The request's `progressToken`: progress for it pushes the deadline.
     pub progress: Option<&'a Value>,
+    /// Requests the server sends while the reply is read are answered with
+    /// what this gives (the whole JSON-RPC response); None: not answered.
+    pub answer: Option<Answer<'a>>,
 }
+
+/// Makes the response to a request the server sent (its whole JSON-RPC
+/// message) for a client that answers it.
+pub type Answer<'a> = &'a (dyn Fn(&Value) -> Value + Send + Sync);
 
 impl<'a> Outgoing<'a> {
     /// A JSON-RPC message POSTed (HTTP) or written as one line (stdio).
     pub fn message(body: &'a str, headers: &'a [(String, String)], expect_id: Option<&'a Value>) -> Outgoing<'a> {
-        Outgoing { http_method: "POST", body: Some(body), headers, expect_id, exact_names: false, progress: None }
+        Outgoing { http_method: "POST", body: Some(body), headers, expect_id, exact_names: false, progress: None, answer: None }
     }
 }
 
@@ -123,7 +130,7 @@ impl Connection {
                 if inc.error.is_none() {
                     match out.expect_id {
                         Some(id) => {
-                            let (mut frames, idx, err) = t.read_until_response(id, wait, out.progress).await;
+                            let (mut frames, idx, err) = t.read_until_response(id, wait, out.progress, out.answer).await;
                             // Moved, not copied: the frame keeps its text.
                             inc.response = idx.and_then(|i| frames[i].value.take());
                             inc.frames = frames;
@@ -141,7 +148,7 @@ impl Connection {
                 let reply = if out.exact_names {
                     target.send_exact(out.http_method, out.headers, body, out.expect_id, out.progress).await
                 } else {
-                    target.send(out.http_method, out.headers, body, out.expect_id, out.progress).await
+                    target.send(out.http_method, out.headers, body, out.expect_id, out.progress, out.answer).await
                 };
                 let mut inc = Incoming::from_http(reply, false);
                 // Nothing was awaited: a stream that stays open after its

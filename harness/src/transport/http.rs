@@ -34,6 +34,9 @@ pub(super) struct ReadUntil<'a> {
     /// The request's progressToken: progress for it pushes the deadline
     /// out (up to the ceiling).
     pub progress: Option<&'a Value>,
+    /// Requests the server sends on the stream are answered with a POST of
+    /// what this gives, with these headers (the session's).
+    pub answer: Option<(super::conn::Answer<'a>, &'a [(String, String)])>,
 }
 
 #[derive(Clone)]
@@ -105,8 +108,10 @@ impl HttpTarget {
         body: Option<Vec<u8>>,
         expect_id: Option<&Value>,
         progress: Option<&Value>,
+        answer: Option<super::conn::Answer<'_>>,
     ) -> HttpReply {
-        let until = ReadUntil { expect_id, fresh: false, within: self.limits.request, done: None, progress };
+        let until =
+            ReadUntil { expect_id, fresh: false, within: self.limits.request, done: None, progress, answer: answer.map(|a| (a, headers)) };
         self.send_within(method, headers, body, until).await
     }
 
@@ -116,7 +121,7 @@ impl HttpTarget {
     /// Once `done` holds for the frames so far, reading goes on only for
     /// a short grace period.
     pub async fn collect(&self, headers: &[(String, String)], body: Vec<u8>, window: Duration, done: Done<'_>) -> HttpReply {
-        let until = ReadUntil { expect_id: None, fresh: true, within: window, done: Some(done), progress: None };
+        let until = ReadUntil { expect_id: None, fresh: true, within: window, done: Some(done), progress: None, answer: None };
         self.send_within("POST", headers, Some(body), until).await
     }
 
@@ -244,6 +249,16 @@ impl HttpTarget {
                         let mut moved = false;
                         for ev in parser.feed(&bytes) {
                             moved |= self.push_event(reply, ev, expect_id, until.progress, start);
+                            // A request the server sends on the stream
+                            // (2025-11-25 sampling, elicitation) is answered
+                            // with a POST of its own.
+                            if let (Some((answer, headers)), Some(f)) = (until.answer, reply.frames.last()) {
+                                if let (true, Some(v)) = (f.is_server_request(), f.value.as_ref()) {
+                                    let body = answer(v).to_string();
+                                    self.post_answer(headers, body).await;
+                                    moved = true;
+                                }
+                            }
                         }
                         // Progress for the request restarts its timeout, up to the ceiling.
                         if moved && done.is_none() {
@@ -312,17 +327,28 @@ impl HttpTarget {
         expect_id: Option<&Value>,
         progress: Option<&Value>,
     ) -> HttpReply {
-        let until = ReadUntil { expect_id, fresh: true, within: self.limits.request, done: None, progress };
+        let until = ReadUntil { expect_id, fresh: true, within: self.limits.request, done: None, progress, answer: None };
         exact::send_exact(self, method, headers, body, until).await
     }
 
     /// Like `collect`, but with header names in their exact letter case.
     pub async fn collect_exact(&self, headers: &[(String, String)], body: Vec<u8>, window: Duration, done: Done<'_>) -> HttpReply {
-        let until = ReadUntil { expect_id: None, fresh: true, within: window, done: Some(done), progress: None };
+        let until = ReadUntil { expect_id: None, fresh: true, within: window, done: Some(done), progress: None, answer: None };
         exact::send_exact(self, "POST", headers, Some(body), until).await
     }
 
     /// Keep one event; true if it was progress for `progress`.
+    /// POST a response to a request the server sent; what comes back is
+    /// not waited for beyond the request timeout, nor judged.
+    async fn post_answer(&self, headers: &[(String, String)], body: String) {
+        let Ok(client) = self.client.get_or_init(|| build_client(false)).clone() else { return };
+        let mut req = client.post(&self.spec.url);
+        for (k, v) in self.spec.headers.iter().chain(headers.iter()) {
+            req = req.header(k.as_str(), v.as_str());
+        }
+        let _ = tokio::time::timeout(self.limits.request, req.body(body).send()).await;
+    }
+
     fn push_event(
         &self,
         reply: &mut HttpReply,

@@ -14,7 +14,7 @@ mod sse;
 mod stdio;
 mod target;
 
-pub use conn::{Connection, Incoming, Outgoing};
+pub use conn::{Answer, Connection, Incoming, Outgoing};
 pub use http::HttpSpec;
 pub use process::kill_all_groups;
 pub use stdio::StdoutAudit;

@@ -163,6 +163,7 @@ impl StdioTarget {
         id: &Value,
         timeout: Duration,
         progress: Option<&Value>,
+        answer: Option<super::conn::Answer<'_>>,
     ) -> (Vec<Frame>, Option<usize>, Option<TransportError>) {
         let mut deadline = Deadline::new(timeout, self.limits.ceiling, progress);
         let mut got = Vec::new();
@@ -172,6 +173,14 @@ impl StdioTarget {
                     self.heard_from = true;
                     deadline.saw(&frame);
                     let is_answer = frame.answers(id);
+                    // A request the server sends meanwhile (2025-11-25
+                    // sampling, elicitation) gets its answer on stdin.
+                    if let (Some(a), true) = (answer, frame.is_server_request()) {
+                        if let Some(v) = &frame.value {
+                            let line = a(v).to_string();
+                            let _ = self.write_line(line.as_bytes()).await;
+                        }
+                    }
                     got.push(frame);
                     if is_answer {
                         let i = got.len() - 1;
