@@ -70,7 +70,7 @@ serve() {
   return 1
 }
 
-# start_http NAME LOGDIR: start one HTTP set-up on a free port of 127.0.0.1:
+# start_http NAME LOGDIR [SERVER ARGS...]: start one HTTP set-up on a free port of 127.0.0.1:
 # fastmcp, server-everything, rmcp, or refserver (the bundled reference
 # server as the main job runs it: dual era, SSE replies). Sets url, and args
 # (the mcpcert options that go with it). Returns 1 if it does not start.
@@ -93,6 +93,16 @@ start_http() {
       args=(--config fixtures/refserver/mcpcert.toml --allowed-origin http://localhost)
       export REFSERVER_ANALYST_TOKEN="Bearer analyst-token" REFSERVER_OPERATOR_TOKEN="Bearer operator-token"
       setsid "$target/debug/mcpcert-refserver" --http 0 --era dual --sse >"$log" 2>&1 &
+      pids="$pids $!"
+      for _ in $(seq 1 50); do grep -q listening "$log" && break; sleep 0.1; done
+      url=$(awk '/listening on/ {print $3}' "$log")
+      [ -n "$url" ] ;;
+    refserver-fixtures)
+      # The reference server with the conformance fixtures (JSON replies,
+      # streamed where a fixture reports progress or asks the client).
+      args=(--allowed-origin http://localhost)
+      shift 2
+      setsid "$target/debug/mcpcert-refserver" --http 0 --era dual --fixtures "$@" >"$log" 2>&1 &
       pids="$pids $!"
       for _ in $(seq 1 50); do grep -q listening "$log" && break; sleep 0.1; done
       url=$(awk '/listening on/ {print $3}' "$log")

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The reference server's conformance fixtures (--fixtures), checked by the
+# official suite (@modelcontextprotocol/conformance, pinned in
+# fixtures/interop/official): against the clean server it must pass every
+# scored scenario of both requirement sets, or this script fails. With
+# --faults, each fx-* fault is run too, and for each scenario the fault's
+# target cases answer, the official suite's verdict is recorded beside
+# mcpcert's (reports/official-fixtures/faults.tsv): where the official suite
+# checks what the fault breaks, it must fail it as mcpcert does.
+# Needs the npm registry for the install (as scripts/interop.sh).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+. scripts/lib/interop-env.sh
+setup_official
+cargo build -q --workspace || die "building mcpcert failed"
+m=$target/debug/mcpcert
+out=reports/official-fixtures
+rm -rf "$out"
+mkdir -p "$out"
+status=0
+start_http refserver-fixtures "$out" || die "the reference server did not start"
+for rev in 2026-07-28 2025-11-25; do
+  PATH="$node24:$PATH" "$official" server --url "$url" --requirements "$rev" -o "$out/official-$rev" >"$out/official-$rev.log" 2>&1
+  rc=$?
+  "$m" run --http "$url" "${args[@]}" --requirements "$rev" --json "$out/mcpcert-$rev/report.json" \
+    --junit "$out/mcpcert-$rev/junit.xml" --html "$out/mcpcert-$rev/report.html" >"$out/mcpcert-$rev.log" 2>&1
+  mrc=$?
+  printf 'official suite, requirement set %s, reference server with fixtures: exit %s; mcpcert: exit %s\n' "$rev" "$rc" "$mrc"
+  if [ "$rc" -ne 0 ] || [ "$mrc" -ne 0 ]; then
+    grep -E '^✗' "$out/official-$rev.log" | grep -v 'not scored' | head -20
+    status=1
+  fi
+done
+for p in $pids; do kill -- -"$p" 2>/dev/null; done
+pids=""
+[ "${1:-}" = "--faults" ] || exit $status
+
+# Each fixture fault: the scenarios its target cases answer, judged by both.
+printf 'fault\trevision\tscenario\tofficial\tmcpcert\n' >"$out/faults.tsv"
+"$target/debug/mcpcert-refserver" --list-faults --json | python3 scripts/fault-scenarios.py suites >"$out/jobs.tsv" || die "mapping faults to scenarios failed"
+while IFS=$'\t' read -r fault rev scenario; do
+  start_http refserver-fixtures "$out" --fault "$fault" || die "the reference server did not start with $fault"
+  d=$out/faults/$fault/$rev-$scenario
+  mkdir -p "$d"
+  PATH="$node24:$PATH" "$official" server --url "$url" --scenario "$scenario" --spec-version "$rev" -o "$d/official" >"$d/official.log" 2>&1
+  if [ $? -eq 0 ]; then o=pass; else o=fail; fi
+  "$m" run --http "$url" "${args[@]}" --requirements "$rev" --json "$d/report.json" --junit "$d/junit.xml" --html "$d/report.html" >"$d/mcpcert.log" 2>&1
+  v=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(next(s["verdict"] for s in r["requirements"]["scenarios"] if s["name"]==sys.argv[2]))' "$d/report.json" "$scenario")
+  printf '%s\t%s\t%s\t%s\t%s\n' "$fault" "$rev" "$scenario" "$o" "$v" >>"$out/faults.tsv"
+  for p in $pids; do kill -- -"$p" 2>/dev/null; done
+  pids=""
+done <"$out/jobs.tsv"
+column -t -s $'\t' "$out/faults.tsv"
+# mcpcert must fail every scenario a fault targets.
+if awk -F'\t' 'NR > 1 && $5 != "fail" && $5 != "warn" { bad = 1 } END { exit !bad }' "$out/faults.tsv"; then
+  echo "official-fixtures: a fixture fault left its scenario green in mcpcert" >&2
+  status=1
+fi
+exit $status
