@@ -20,6 +20,11 @@ pub enum InputCheck {
     UndeclaredCapability,
     Retry,
     TamperedState,
+    /// A retry without the responses asked for is asked again (SHOULD).
+    MissingResponse,
+    /// A retry with an unrequested response besides the asked ones is
+    /// served as if it were not there (SHOULD).
+    ExtraResponse,
 }
 
 /// One rule of multi round-trip requests, with the configured tool.
@@ -93,6 +98,7 @@ impl Check for InputRequiredProbe {
             InputCheck::UndeclaredCapability => undeclared(cx, &t, &mut out).await,
             InputCheck::TamperedState => tampered(cx, &t, &result, &caps, &mut out).await,
             InputCheck::Retry => retry(cx, &t, &result, &caps, &mut out).await,
+            InputCheck::MissingResponse | InputCheck::ExtraResponse => odd_retry(cx, &t, &result, &caps, self.check, &mut out).await,
         }
         out
     }
@@ -149,6 +155,40 @@ async fn tampered(cx: &Cx<'_>, t: &InputTool, result: &Value, caps: &Value, out:
             clip(&changed, 40),
             ex.summary()
         ));
+    }
+    out.exchanges.push(ex);
+}
+
+/// One retry with the responses changed: none of those asked for
+/// (the server should ask again), or one more nobody asked for (the server
+/// should ignore it, and answer as it would without it: not an error).
+async fn odd_retry(cx: &Cx<'_>, t: &InputTool, result: &Value, caps: &Value, check: InputCheck, out: &mut Outcome) {
+    let mut answers = responses(result.get("inputRequests"));
+    let label = if check == InputCheck::MissingResponse {
+        answers = json!({});
+        format!("retry of {} without the responses it asked for", t.tool)
+    } else {
+        answers["mcpcert_unrequested"] = json!({"action": "accept", "content": {"note": "not asked for"}});
+        format!("retry of {} with one response it did not ask for, besides those it did", t.tool)
+    };
+    let mut extra = Map::new();
+    extra.insert("inputResponses".into(), answers);
+    if let Some(s) = result.get("requestState") {
+        extra.insert("requestState".into(), s.clone());
+    }
+    let ex = match input_call(cx, &label, t, caps, &extra).await {
+        Ok(e) => e,
+        Err(e) => return out.set_error(e.to_string()),
+    };
+    if let Some(e) = &ex.error {
+        out.set_error(format!("{label}: {e}"));
+    } else if check == InputCheck::MissingResponse && !is_input_required(ex.response.as_ref()) {
+        out.fail(format!(
+            "{label}: a request lacking the information asked for should get a new input_required result asking for it again, rather than an error or a result; got {}",
+            ex.summary()
+        ));
+    } else if check == InputCheck::ExtraResponse && ex.response.as_ref().and_then(|r| r.get("error")).is_some() {
+        out.fail(format!("{label}: information the server does not recognize or need should be ignored; got {}", ex.summary()));
     }
     out.exchanges.push(ex);
 }

@@ -22,6 +22,7 @@ mod lifecycle;
 mod listen;
 mod lists;
 mod mrtr;
+mod reads;
 mod registry;
 mod roles;
 mod subscriptions;

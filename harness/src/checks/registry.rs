@@ -4,7 +4,9 @@
 //! schema's list of action names is proven equal to this list by a test.
 
 use super::{Check, DynCheck, Scope};
-use super::{audits, client_requests, completion, fixtures, headers, input_required, lifecycle, lists, mrtr, roles, subscriptions, tools};
+use super::{
+    audits, client_requests, completion, fixtures, headers, input_required, lifecycle, lists, mrtr, reads, roles, subscriptions, tools,
+};
 use crate::wire::Revision;
 use serde_json::Value;
 use std::sync::Arc;
@@ -75,6 +77,9 @@ pub static REGISTRY: &[Entry] = &[
     entry::<fixtures::FixtureMissingCapability>(),
     entry::<client_requests::FixtureClientRequest>(),
     entry::<mrtr::FixtureInputRequired>(),
+    entry::<reads::ReadListed>(),
+    entry::<reads::ReadTemplate>(),
+    entry::<reads::GetListed>(),
 ];
 
 pub fn lookup(name: &str) -> Option<&'static Entry> {

@@ -53,11 +53,28 @@ impl Console {
 
     /// Every case that counts against the run, with its full text.
     pub fn failures(&mut self, results: &[CaseResult], strict: bool) {
-        let failed: Vec<&CaseResult> = results.iter().filter(|r| r.counts_as_failure(strict) && !r.stale_baseline()).collect();
-        if failed.is_empty() {
+        let all: Vec<&CaseResult> = results.iter().filter(|r| r.counts_as_failure(strict) && !r.stale_baseline()).collect();
+        if all.is_empty() {
             return;
         }
+        // Cases that were not run (an unreachable target, an interrupted
+        // run) share one reason: said once, with their count.
+        let (not_run, failed): (Vec<&CaseResult>, Vec<&CaseResult>) = all.iter().partition(|r| r.message.starts_with("not run: "));
         self.line("\nfailures:");
+        let mut reasons: Vec<(&str, usize)> = Vec::new();
+        for r in &not_run {
+            match reasons.iter_mut().find(|(m, _)| *m == r.message) {
+                Some(x) => x.1 += 1,
+                None => reasons.push((&r.message, 1)),
+            }
+        }
+        for (m, n) in &reasons {
+            self.line(format!(
+                "\n---- {n} case{} {} ----\n{m}",
+                if *n == 1 { "" } else { "s" },
+                if *n == 1 { "was not run" } else { "were not run" }
+            ));
+        }
         for r in &failed {
             self.line(format!("\n---- {} ({}) ----\n{}", r.id, r.verdict.as_str(), super::failure_text(r).trim_end()));
             if let Some(t) = &r.stderr_tail {
@@ -67,6 +84,9 @@ impl Console {
         self.line("\nfailures:");
         for r in &failed {
             self.line(format!("    {}", r.id));
+        }
+        if !not_run.is_empty() {
+            self.line(format!("    ({} cases not run)", not_run.len()));
         }
     }
 
