@@ -4,7 +4,9 @@
 # against the same HTTP servers, then write docs/interop.md from both results
 # and fixtures/interop/official-map.json (which official check answers which
 # mcpcert case, and why they may differ). Fails if a difference is not
-# explained in the map. Raw results: reports/compare/<server>/.
+# explained in the map. Raw results: reports/compare/<server>/. Then
+# scripts/official-fixtures.sh --faults and docs/requirements.md: both
+# tools' verdict per required scenario and per fixture fault.
 # Needs the registries for the installs (as scripts/interop.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -31,4 +33,9 @@ for s in $sets; do
 done
 official_version=$(cd "$dir/official" && PATH="$node24:$PATH" "$official" --version)
 python3 scripts/compare-official.py "$out" fixtures/interop/official-map.json docs/interop.md \
-  "conformance $official_version" $sets
+  "conformance $official_version" $sets || exit 1
+# Per required scenario and per fixture fault, on the reference server with
+# its conformance fixtures: docs/requirements.md.
+scripts/official-fixtures.sh --faults >"$out/official-fixtures.log" 2>&1 || { cat "$out/official-fixtures.log"; exit 1; }
+python3 scripts/requirements-doc.py reports/official-fixtures docs/requirements.md "$official_version"
+echo "compare: wrote docs/requirements.md"

@@ -149,6 +149,10 @@ struct RunArgs {
     /// fixture the server does not list fails its scenario.
     #[arg(long, value_name = "REV")]
     requirements: Option<String>,
+    /// The previous release's contract.json: the changes since it are shown
+    /// (breaking first) and recorded in the certificate.
+    #[arg(long, value_name = "FILE")]
+    previous_contract: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {

@@ -140,3 +140,29 @@ fn the_2025_set_is_met_over_stdio_with_sampling_and_elicitation_answered_during_
     assert!(c["transcript"].to_string().contains("sampling/createMessage"), "the server's request is in the transcript: {c}");
     assert_eq!(json(&dir.join("certificate.json"))["status"], "conformant");
 }
+
+#[test]
+fn a_release_is_certified_against_the_previous_contract() {
+    let (code, console, dir) = certify("cert-prev-1", "2026-07-28", "--era dual --fixtures", &[]);
+    assert_eq!(code, 0, "{console}");
+    // The previous release had one tool more.
+    let mut prev = json(&dir.join("contract.json"));
+    prev["revisions"][0]["tools"]["items"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({"name": "retired_tool", "inputSchema": {"type": "object"}}));
+    let prev_path = dir.join("previous-contract.json");
+    std::fs::write(&prev_path, prev.to_string()).unwrap();
+    let (code, console, dir2) =
+        certify("cert-prev-2", "2026-07-28", "--era dual --fixtures", &["--previous-contract", prev_path.to_str().unwrap()]);
+    assert_eq!(code, 0, "a breaking change is reported, it does not fail the run: {console}");
+    assert!(console.contains("1 breaking, 0 compatible"), "{console}");
+    assert!(console.contains("BREAKING 2026-07-28 tool retired_tool: removed"), "{console}");
+    let cert = json(&dir2.join("certificate.json"));
+    assert_eq!(cert["contract_since"]["breaking"], 1, "{cert}");
+    // A file that is not a contract is refused before anything runs.
+    let junk = dir2.join("junk.json");
+    std::fs::write(&junk, "[]").unwrap();
+    let out = mcpcert().args(["run", "--stdio", "/nonexistent", "--previous-contract"]).arg(&junk).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

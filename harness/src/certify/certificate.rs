@@ -47,6 +47,18 @@ pub struct Certificate {
     pub issued_at: String,
     /// sha256 of the JSON report's bytes.
     pub report_sha256: String,
+    /// With `--previous-contract`: what changed since that release.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contract_since: Option<ContractSince>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ContractSince {
+    pub previous: String,
+    pub previous_sha256: String,
+    pub breaking: usize,
+    pub compatible: usize,
+    pub unclassified: usize,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -93,7 +105,12 @@ pub fn meets(q: &RequirementsReport, strict: bool) -> (bool, usize) {
 
 /// The certificate for a report whose run met its requirement set (None if
 /// it did not, or ran no set). `report_bytes`: the JSON report as written.
-pub fn issue(report: &RunReport, report_bytes: &[u8], baseline: Option<(&str, &[u8])>) -> Option<Certificate> {
+pub fn issue(
+    report: &RunReport,
+    report_bytes: &[u8],
+    baseline: Option<(&str, &[u8])>,
+    since: Option<ContractSince>,
+) -> Option<Certificate> {
     let q = report.requirements.as_ref()?;
     let (ok, expected) = meets(q, report.strict);
     if !ok || report.target_problem.is_some() {
@@ -128,6 +145,7 @@ pub fn issue(report: &RunReport, report_bytes: &[u8], baseline: Option<(&str, &[
         suite_digest: report.suite_digest.clone(),
         issued_at: rfc3339(report.started_at_unix_ms),
         report_sha256: sha256_hex(report_bytes),
+        contract_since: since,
     })
 }
 

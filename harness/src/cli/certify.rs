@@ -4,13 +4,14 @@
 use super::setup::beside;
 use crate::RunArgs;
 use mcpcert::certify::certificate;
+use mcpcert::record::contract::Contract;
 use mcpcert::report::RunReport;
 use std::path::PathBuf;
 
 /// Writes `badge.svg`, and `certificate.json` if `met` (the run passed with
 /// no unexpected failure over the whole set); a certificate left from an
 /// earlier run is removed otherwise. Returns the lines for the console.
-pub fn finish(args: &RunArgs, rep: &RunReport, met: bool) -> Vec<String> {
+pub fn finish(args: &RunArgs, rep: &RunReport, met: bool, since: Option<certificate::ContractSince>) -> Vec<String> {
     let Some(q) = &rep.requirements else { return Vec::new() };
     let mut lines = Vec::new();
     let badge_path: PathBuf = beside(&args.json, "badge.svg");
@@ -23,7 +24,7 @@ pub fn finish(args: &RunArgs, rep: &RunReport, met: bool) -> Vec<String> {
     let report_bytes = std::fs::read(&args.json).unwrap_or_default();
     let baseline = args.expected_failures.as_ref().and_then(|p| std::fs::read(p).ok().map(|b| (p.display().to_string(), b)));
     let cert = if met && !narrowed {
-        certificate::issue(rep, &report_bytes, baseline.as_ref().map(|(f, b)| (f.as_str(), b.as_slice())))
+        certificate::issue(rep, &report_bytes, baseline.as_ref().map(|(f, b)| (f.as_str(), b.as_slice())), since)
     } else {
         None
     };
@@ -50,4 +51,40 @@ pub fn finish(args: &RunArgs, rep: &RunReport, met: bool) -> Vec<String> {
         }
     }
     lines
+}
+
+/// Reads `--previous-contract` (a usage error if it is not a contract).
+pub fn previous_contract(args: &RunArgs) -> Result<Option<(Contract, Vec<u8>)>, String> {
+    let Some(p) = &args.previous_contract else { return Ok(None) };
+    let bytes = std::fs::read(p).map_err(|e| format!("--previous-contract {}: {e}", p.display()))?;
+    let c: Contract =
+        serde_json::from_slice(&bytes).map_err(|e| format!("--previous-contract {}: not an mcpcert contract ({e})", p.display()))?;
+    if c.format != mcpcert::record::contract::CONTRACT_FORMAT {
+        return Err(format!("--previous-contract {}: format is `{}`, not an mcpcert contract", p.display(), c.format));
+    }
+    Ok(Some((c, bytes)))
+}
+
+/// The changes from the previous contract to this run's, for the console
+/// (breaking ones listed) and the certificate.
+pub fn since(args: &RunArgs, prev: &(Contract, Vec<u8>), now: &Contract) -> (Vec<String>, certificate::ContractSince) {
+    use mcpcert::certify::contract_diff::{self, Class};
+    let changes = contract_diff::diff(&prev.0, now);
+    let count = |k: Class| changes.iter().filter(|c| c.class == k).count();
+    let file = args.previous_contract.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
+    let s = certificate::ContractSince {
+        previous: file.clone(),
+        previous_sha256: certificate::sha256_hex(&prev.1),
+        breaking: count(Class::Breaking),
+        compatible: count(Class::Compatible),
+        unclassified: count(Class::Unclassified),
+    };
+    let mut lines = vec![format!(
+        "contract since {file}: {} breaking, {} compatible, {} changed but not classified",
+        s.breaking, s.compatible, s.unclassified
+    )];
+    for c in changes.iter().filter(|c| c.class == Class::Breaking) {
+        lines.push(format!("  BREAKING {} {}: {}", c.revision, c.subject, c.what));
+    }
+    (lines, s)
 }

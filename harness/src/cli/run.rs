@@ -62,6 +62,10 @@ pub fn run(args: RunArgs) -> u8 {
         }
         None => None,
     };
+    let previous = match super::certify::previous_contract(&args) {
+        Ok(p) => p,
+        Err(e) => return usage(e),
+    };
     let cfg_file = match &args.config {
         Some(p) => match config::load(p) {
             Ok(c) => Some((p.clone(), c)),
@@ -167,9 +171,11 @@ pub fn run(args: RunArgs) -> u8 {
     // The contract, unless the run was cut short or reached nothing.
     let contract_path = args.contract.clone().unwrap_or_else(|| beside(&args.json, "contract.json"));
     let mut contract_failed = false;
+    let mut since = None;
     let contract_written = if target_problem.is_none() && *interrupt.borrow() == 0 {
         let tested: Vec<Revision> = cases.iter().map(|c| c.revision).collect();
         let contract = rt.block_on(runner.contract(&tested, started_unix));
+        since = previous.as_ref().map(|p| super::certify::since(&args, p, &contract));
         let text = masker.text(&serde_json::to_string_pretty(&contract).unwrap_or_default());
         match report::mkdirs(&contract_path).and_then(|_| std::fs::write(&contract_path, text)) {
             Ok(()) => true,
@@ -299,7 +305,13 @@ pub fn run(args: RunArgs) -> u8 {
         console.line(format!("contract: {}", contract_path.display()));
     }
     if *interrupt.borrow() == 0 {
-        for l in super::certify::finish(&args, &rep, !failed && target_problem.is_none()) {
+        let recorded = since.as_ref().map(|(lines, s)| {
+            for l in lines {
+                console.line(masker.text(l));
+            }
+            s.clone()
+        });
+        for l in super::certify::finish(&args, &rep, !failed && target_problem.is_none(), recorded) {
             console.line(l);
         }
     }
