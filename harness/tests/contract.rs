@@ -265,3 +265,19 @@ fn a_filter_that_matches_no_case_is_exit_2_before_any_server_starts() {
     assert!(err.contains("no case matches `2026-07-28/tools/no-such-case`"), "{err}");
     assert!(!err.contains("could not start"), "the server was not started: {err}");
 }
+
+#[test]
+fn the_config_gives_prompt_arguments_and_template_values() {
+    let r = run_with_config(
+        "config-prompts-templates",
+        "[prompts.greet]\narguments = { name = \"Zed\" }\n[templates.\"ref://items/{id}\"]\nvalues = { id = \"42\" }\n",
+        "2026-07-28/",
+    );
+    let get = case(&r, "2026-07-28/prompts/get-listed");
+    assert_eq!(get["verdict"], "pass", "{get}");
+    assert!(get["transcript"].to_string().contains("Zed"), "the configured argument was sent: {get}");
+    let read = case(&r, "2026-07-28/resources/read-template");
+    assert_eq!(read["verdict"], "pass", "{read}");
+    assert!(read["transcript"].to_string().contains("ref://items/42"), "the configured value filled the template: {read}");
+    assert!(!read["transcript"].to_string().contains("completion/complete"), "no completion needed: {read}");
+}

@@ -115,7 +115,7 @@ fn variables(t: &str) -> Option<Vec<String>> {
 
 impl Check for ReadTemplate {
     const NAME: &'static str = "read_template";
-    const ABOUT: &'static str = "a URI made from a listed resource template (each variable filled with the server's first completion value) is read; a result is judged like a listed resource's";
+    const ABOUT: &'static str = "a URI made from a listed resource template (variables from [templates.\"T\"] values, else the server's first completion value) is read; a result is judged like a listed resource's, a refusal only when the config gave the values";
 
     async fn run(&self, cx: &Cx<'_>) -> Outcome {
         let w = match cx.facts.list_walk(cx, ListMethod::Templates).await {
@@ -124,14 +124,22 @@ impl Check for ReadTemplate {
         };
         let mut out = Outcome::default();
         let mut tried = Vec::new();
-        for t in w.items.iter().filter_map(|t| t.get("uriTemplate").and_then(|u| u.as_str())) {
+        // Templates the config gives values for come first.
+        let mut templates: Vec<&str> = w.items.iter().filter_map(|t| t.get("uriTemplate").and_then(|u| u.as_str())).collect();
+        templates.sort_by_key(|t| !cx.policy.template_values.contains_key(*t));
+        for t in templates {
             let Some(vars) = variables(t) else {
                 tried.push(format!("{t} (uses template operators mcpcert does not expand)"));
                 continue;
             };
             let mut uri = t.to_string();
             let mut filled = true;
+            let configured = cx.policy.template_values.get(t);
             for v in &vars {
+                if let Some(x) = configured.and_then(|c| c.get(v)) {
+                    uri = uri.replace(&format!("{{{v}}}"), x);
+                    continue;
+                }
                 let body = cx.request(
                     "completion/complete",
                     Some(json!({"ref": {"type": "ref/resource", "uri": t}, "argument": {"name": v, "value": ""}})),
@@ -159,7 +167,8 @@ impl Check for ReadTemplate {
                 Ok(e) => e,
                 Err(e) => return out.with_error(e.to_string()),
             };
-            judge_read(cx, &uri, &ex, &mut out, true);
+            // Values the operator gave name a resource that exists.
+            judge_read(cx, &uri, &ex, &mut out, configured.is_none());
             out.exchanges.push(ex);
             return out;
         }
@@ -185,7 +194,7 @@ pub struct GetListed {
 
 impl Check for GetListed {
     const NAME: &'static str = "get_listed";
-    const ABOUT: &'static str = "prompts/get of the first `max` prompts the server lists, required arguments from completion or a neutral value: messages with valid roles and content blocks";
+    const ABOUT: &'static str = "prompts/get of the first `max` prompts the server lists (arguments from [prompts.NAME], else required ones from completion or a neutral value): messages with valid roles and content blocks";
 
     async fn run(&self, cx: &Cx<'_>) -> Outcome {
         let w = match cx.facts.list_walk(cx, ListMethod::Prompts).await {
@@ -204,9 +213,10 @@ impl Check for GetListed {
         let mut refused = Vec::new();
         for p in prompts {
             let Some(name) = p.get("name").and_then(|n| n.as_str()) else { continue };
-            let mut args = serde_json::Map::new();
+            let configured = cx.policy.prompt_arguments.get(name);
+            let mut args = configured.cloned().unwrap_or_default();
             for a in p.get("arguments").and_then(|a| a.as_array()).into_iter().flatten() {
-                if a.get("required") != Some(&Value::Bool(true)) {
+                if a.get("required") != Some(&Value::Bool(true)) || configured.is_some() {
                     continue;
                 }
                 let Some(an) = a.get("name").and_then(|n| n.as_str()) else { continue };

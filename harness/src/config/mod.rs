@@ -83,6 +83,26 @@ pub struct ConfigFile {
     pub roles: BTreeMap<String, RoleConfig>,
     #[serde(default)]
     pub tools: BTreeMap<String, ToolConfig>,
+    /// `[prompts.NAME] arguments = {…}`: what prompts/get of a listed
+    /// prompt sends.
+    #[serde(default)]
+    pub prompts: BTreeMap<String, PromptConfig>,
+    /// `[templates."URI-TEMPLATE"] values = {…}`: what a template's
+    /// variables are filled with before it is read.
+    #[serde(default)]
+    pub templates: BTreeMap<String, TemplateConfig>,
+}
+
+#[derive(Debug, Deserialize, Default, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct PromptConfig {
+    pub arguments: serde_json::Map<String, serde_json::Value>,
+}
+
+#[derive(Debug, Deserialize, Default, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct TemplateConfig {
+    pub values: BTreeMap<String, String>,
 }
 
 /// What is masked in reports and on the console besides configured header

@@ -42,6 +42,10 @@ pub struct Policy {
     /// conformance fixture the server does not list fails its case
     /// instead of making it n/a.
     pub requirements: bool,
+    /// `[prompts.NAME] arguments`: what prompts/get of a listed prompt sends.
+    pub prompt_arguments: BTreeMap<String, serde_json::Map<String, Value>>,
+    /// `[templates."T"] values`: what a template's variables are filled with.
+    pub template_values: BTreeMap<String, BTreeMap<String, String>>,
     /// Conformance fixture tools (`test_*` named by a case) may be called
     /// when the server lists them (`[calls] fixtures = false` turns it off).
     pub call_fixtures: bool,
@@ -62,6 +66,8 @@ impl Default for Policy {
             listen_trigger: None,
             roles: Vec::new(),
             requirements: false,
+            prompt_arguments: BTreeMap::new(),
+            template_values: BTreeMap::new(),
             call_fixtures: true,
         }
     }
@@ -83,6 +89,8 @@ impl Policy {
         }
         p.probe_uncallable = c.calls.probe_uncallable.unwrap_or(false);
         p.call_fixtures = c.calls.fixtures.unwrap_or(true);
+        p.prompt_arguments = c.prompts.iter().map(|(k, v)| (k.clone(), v.arguments.clone())).collect();
+        p.template_values = c.templates.iter().map(|(k, v)| (k.clone(), v.values.clone())).collect();
         if let Some(n) = c.completion.max_probes {
             p.completion_probes = n;
         }
