@@ -28,7 +28,7 @@ run() {
   local t0=$SECONDS
   "$m" run "$@" --junit "$out/$name/junit.xml" --json "$out/$name/report.json" \
     --html "$out/$name/report.html" >"$out/$name.log" 2>&1
-  say "$name: mcpcert exit $? in $((SECONDS - t0)) s ($(tail -n 1 "$out/$name.log"))"
+  say "$name: mcpcert exit $? in $((SECONDS - t0)) s ($(grep "^test result:" "$out/$name.log" | tail -n 1))"
   python3 scripts/lint-agrees.py "$out/$name/report.json" "$m" | sed "s/^/  lint vs run, /"
   [ "${PIPESTATUS[0]}" = 0 ] || status=1
   python3 scripts/verdicts.py "$out/$name/report.json" "fixtures/interop/expected/$name.txt" \

@@ -15,11 +15,32 @@ const EXIT_FAILED: u8 = 1;
 const EXIT_USAGE: u8 = 2;
 const EXIT_UNREACHABLE: u8 = 3;
 
+const EXAMPLES: &str = "Examples:
+  mcpcert run --stdio 'python -m my_server'             check a server it starts (stdio)
+  mcpcert run --http http://127.0.0.1:8000/mcp           check a running server (Streamable HTTP)
+  mcpcert run --config target.toml --strict             target, env, headers, call policy from a file
+  mcpcert run --http URL --requirements 2026-07-28       exactly what the revision's requirement set asks
+  mcpcert run --stdio CMD --expected-failures known.toml known failures do not fail the run
+  mcpcert list                                           every case, its level and what it needs
+  mcpcert contract-diff old/contract.json new/contract.json
+
+--stdio is not a shell: `FOO=1 cmd` does not set FOO (use [target.env] in a config file).
+
+Exit codes (run):
+  0    no failure (warnings allowed unless --strict; expected failures in the baseline)
+  1    a failure or error the baseline does not expect, a stale baseline entry, an unmet
+       requirement set, or a report that could not be written (the last line says which)
+  2    usage, config, baseline or suite-file error (nothing was run)
+  3    the target could not be started or reached
+  129, 130, 143  interrupted by SIGHUP, SIGINT, SIGTERM (reports are still written)
+  101  mcpcert itself crashed (a bug: please report it)";
+
 #[derive(Parser)]
 #[command(
     name = "mcpcert",
     version,
-    about = "Conformance harness for MCP servers (2026-07-28 and 2025-11-25), over stdio and Streamable HTTP"
+    about = "Conformance harness for MCP servers (2026-07-28 and 2025-11-25), over stdio and Streamable HTTP",
+    after_help = EXAMPLES
 )]
 struct Cli {
     #[command(subcommand)]
@@ -31,6 +52,7 @@ struct Cli {
 #[allow(clippy::large_enum_variant)]
 enum Cmd {
     /// Run the suites against a live server.
+    #[command(after_help = EXAMPLES)]
     Run(RunArgs),
     /// Print every case id with its level and what it needs.
     List {
@@ -149,10 +171,27 @@ struct RunArgs {
     /// fixture the server does not list fails its scenario.
     #[arg(long, value_name = "REV")]
     requirements: Option<String>,
+    /// Colour the verdicts: auto (on a terminal, unless NO_COLOR), always, never.
+    #[arg(long, value_name = "WHEN", default_value = "auto", value_parser = parse_color)]
+    color: mcpcert::report::console::ColorMode,
+    /// Only the failures and the summary on the console (no line per case,
+    /// no progress line).
+    #[arg(long, short)]
+    quiet: bool,
     /// The previous release's contract.json: the changes since it are shown
     /// (breaking first) and recorded in the certificate.
     #[arg(long, value_name = "FILE")]
     previous_contract: Option<PathBuf>,
+}
+
+fn parse_color(s: &str) -> Result<mcpcert::report::console::ColorMode, String> {
+    use mcpcert::report::console::ColorMode;
+    match s {
+        "auto" => Ok(ColorMode::Auto),
+        "always" => Ok(ColorMode::Always),
+        "never" => Ok(ColorMode::Never),
+        other => Err(format!("`{other}` is not auto, always or never")),
+    }
 }
 
 fn main() -> ExitCode {

@@ -3,6 +3,7 @@
 
 pub mod certify;
 pub mod offline;
+pub mod progress;
 pub mod run;
 pub mod setup;
 pub mod signals;

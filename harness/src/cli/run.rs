@@ -15,6 +15,7 @@ use mcpcert::transport::TargetSpec;
 use mcpcert::wire::Revision;
 
 pub fn run(args: RunArgs) -> u8 {
+    let run_clock = std::time::Instant::now();
     let catalog = match load_catalog(args.suites.as_ref()) {
         Ok(c) => c,
         Err(e) => return usage(e),
@@ -42,7 +43,8 @@ pub fn run(args: RunArgs) -> u8 {
     if let Some(set) = set {
         cases.retain(|c| requirements::selects(set, c));
     }
-    let mut console = Console::new();
+    let mut console = Console::new().with_color(args.color);
+    console.quiet = args.quiet;
     if args.list {
         for c in &cases {
             console.line(format!("{}  [{}]", c.id, c.level));
@@ -138,6 +140,28 @@ pub fn run(args: RunArgs) -> u8 {
     };
     let strict = args.strict;
     console.line(format!("\nrunning {} case{}", cases.len(), if cases.len() == 1 { "" } else { "s" }));
+    // Cases the console does not list one by one: all of them when the
+    // target cannot be reached, those of a revision the server does not serve.
+    let unserved: Vec<(Revision, String)> = match &target_problem {
+        Some(_) => Vec::new(),
+        None => runner
+            .revision_infos()
+            .into_iter()
+            .filter(|i| !i.supported && i.unreachable.is_none())
+            .map(|i| (i.revision, masker.text(&i.reason)))
+            .collect(),
+    };
+    if let Some(why) = &target_problem {
+        let first = why.lines().next().unwrap_or("");
+        console.grouped(&format!("the target could not be started or reached ({first})"), cases.len(), Verdict::Error);
+    }
+    for (rev, why) in &unserved {
+        let n = cases.iter().filter(|c| c.revision == *rev).count();
+        if n > 0 {
+            console.grouped(&format!("revision {rev} is not served ({why})"), n, Verdict::NotApplicable);
+        }
+    }
+    let progress = super::progress::Ticker::start(runner.waiting(), args.quiet);
     let mut results: Vec<CaseResult> = Vec::new();
     for case in &cases {
         let sig = *interrupt.borrow();
@@ -165,9 +189,14 @@ pub fn run(args: RunArgs) -> u8 {
         if let Some(b) = &baseline {
             b.mark(&mut res, target.transport());
         }
-        console.case(&res, strict);
+        let grouped = target_problem.is_some() && res.message.starts_with("not run: the target")
+            || (res.verdict == Verdict::NotApplicable && unserved.iter().any(|(r, _)| *r == case.revision));
+        if !grouped {
+            console.case(&res, strict);
+        }
         results.push(res);
     }
+    drop(progress);
     // The contract, unless the run was cut short or reached nothing.
     let contract_path = args.contract.clone().unwrap_or_else(|| beside(&args.json, "contract.json"));
     let mut contract_failed = false;
@@ -189,11 +218,14 @@ pub fn run(args: RunArgs) -> u8 {
         false
     };
     rt.block_on(runner.shutdown());
-    let (mut revisions, run_started) = (runner.revision_infos(), runner.started());
+    let mut revisions = runner.revision_infos();
     revisions.iter_mut().for_each(|r| masker.revision(r));
     let run_warnings: Vec<String> = runner.config_warnings().iter().map(|w| masker.text(w)).collect();
 
-    console.failures(&results, strict);
+    // An unreachable target was said once, above; its cases were not run.
+    if target_problem.is_none() {
+        console.failures(&results, strict);
+    }
     console.warnings(&results, strict);
     let baseline_summary = baseline.as_ref().map(|b| b.summary(&results));
     if let Some(b) = &baseline_summary {
@@ -210,7 +242,7 @@ pub fn run(args: RunArgs) -> u8 {
         mcpcert_version: env!("CARGO_PKG_VERSION"),
         suite_digest: catalog.digest.clone(),
         started_at_unix_ms: started_unix,
-        duration_ms: run_started.elapsed().as_millis() as u64,
+        duration_ms: run_clock.elapsed().as_millis() as u64,
         peak_rss_kib: report::peak_rss_kib(),
         transport: target.transport(),
         target: target.describe(),
@@ -252,7 +284,8 @@ pub fn run(args: RunArgs) -> u8 {
         None => String::new(),
     };
     let mut why: Vec<String> = Vec::new();
-    let unexpected = results.iter().filter(|r| r.counts_as_failure(strict) && !r.stale_baseline()).count();
+    let unexpected =
+        if target_problem.is_some() { 0 } else { results.iter().filter(|r| r.counts_as_failure(strict) && !r.stale_baseline()).count() };
     if unexpected > 0 {
         let strict_warns = results.iter().filter(|r| strict && r.verdict == Verdict::Warn && r.counts_as_failure(strict)).count();
         let mut w = format!(
@@ -288,19 +321,9 @@ pub fn run(args: RunArgs) -> u8 {
         summary.warn,
         summary.na,
         summary.error,
-        run_started.elapsed().as_secs_f64()
+        run_clock.elapsed().as_secs_f64()
     ));
-    console.line(format!(
-        "mcpcert: {} pass, {} fail, {} warn, {} n/a, {} error; reports: {}, {}, {}",
-        summary.pass,
-        summary.fail,
-        summary.warn,
-        summary.na,
-        summary.error,
-        args.junit.display(),
-        args.json.display(),
-        args.html.display()
-    ));
+    console.line(format!("reports: {}, {}, {}", args.junit.display(), args.json.display(), args.html.display()));
     if contract_written {
         console.line(format!("contract: {}", contract_path.display()));
     }

@@ -4,10 +4,36 @@
 //! goes on to write its reports.
 
 use crate::record::{BaselineOutcome, BaselineSummary, CaseResult, RequirementsReport, Verdict};
-use std::io::Write;
+use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Whether a live progress line is on stderr now (cleared before a line).
+pub static PROGRESS_SHOWN: AtomicBool = AtomicBool::new(false);
+
+/// Clear the live progress line, if one is shown.
+pub fn clear_progress() {
+    if PROGRESS_SHOWN.swap(false, Ordering::SeqCst) {
+        let mut err = std::io::stderr().lock();
+        let _ = write!(err, "\r\x1b[2K");
+        let _ = err.flush();
+    }
+}
+
+/// `--color`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ColorMode {
+    /// On a terminal, unless NO_COLOR is set.
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
 
 pub struct Console {
     closed: bool,
+    color: bool,
+    /// `--quiet`: no line per case.
+    pub quiet: bool,
 }
 
 impl Default for Console {
@@ -18,7 +44,29 @@ impl Default for Console {
 
 impl Console {
     pub fn new() -> Console {
-        Console { closed: false }
+        Console { closed: false, color: false, quiet: false }
+    }
+
+    pub fn with_color(mut self, mode: ColorMode) -> Console {
+        self.color = match mode {
+            ColorMode::Always => true,
+            ColorMode::Never => false,
+            ColorMode::Auto => std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+        };
+        self
+    }
+
+    /// `word` in the colour of `v` (when colour is on).
+    fn paint(&self, v: Option<Verdict>, word: &str) -> String {
+        let code = match v {
+            _ if !self.color => return word.to_string(),
+            Some(Verdict::Pass) => "32",
+            Some(Verdict::Fail) | Some(Verdict::Error) => "1;31",
+            Some(Verdict::Warn) => "33",
+            Some(Verdict::NotApplicable) => "2",
+            None => "36",
+        };
+        format!("\x1b[{code}m{word}\x1b[0m")
     }
 
     /// One line on stdout (nothing once stdout is closed).
@@ -26,29 +74,41 @@ impl Console {
         if self.closed {
             return;
         }
+        clear_progress();
         let mut out = std::io::stdout().lock();
         if writeln!(out, "{}", text.as_ref()).and_then(|_| out.flush()).is_err() {
             self.closed = true;
         }
     }
 
-    /// The line for a finished case.
+    /// The line for a finished case: mcpcert's own words (pass, FAIL, warn,
+    /// n/a, ERROR), never `ok` for anything but a pass.
     pub fn case(&mut self, r: &CaseResult, strict: bool) {
+        if self.quiet {
+            return;
+        }
         let outcome = if r.expected_failure() {
-            format!("expected failure ({})", r.verdict.as_str())
+            self.paint(None, &format!("expected failure ({})", r.verdict.as_str()))
         } else if r.stale_baseline() {
-            "ok, but the baseline expects a failure (stale entry)".into()
+            self.paint(Some(Verdict::Fail), "pass, but the baseline expects a failure (stale entry)")
         } else {
             match r.verdict {
-                Verdict::Pass => "ok".to_string(),
-                Verdict::Warn if strict => "FAILED (warn, --strict)".into(),
-                Verdict::Warn => "warn".into(),
-                Verdict::NotApplicable => format!("n/a: {}", first_line(&r.message)),
-                Verdict::Fail => "FAILED".into(),
-                Verdict::Error => "ERROR".into(),
+                Verdict::Warn if strict => self.paint(Some(Verdict::Fail), &format!("FAIL (warn: {} not met, --strict)", r.level)),
+                Verdict::Warn => self.paint(Some(Verdict::Warn), &format!("warn ({} not met)", r.level)),
+                Verdict::NotApplicable => format!("{}: {}", self.paint(Some(Verdict::NotApplicable), "n/a"), first_line(&r.message)),
+                Verdict::Fail => self.paint(Some(Verdict::Fail), "FAIL"),
+                Verdict::Error => self.paint(Some(Verdict::Error), "ERROR"),
+                Verdict::Pass => self.paint(Some(Verdict::Pass), "pass"),
             }
         };
         self.line(format!("test {:<12} {} ... {outcome}", format!("[{}]", r.level), r.id));
+    }
+
+    /// The line for cases the console does not show one by one (a revision
+    /// the server does not serve, a target that could not be reached).
+    pub fn grouped(&mut self, what: &str, count: usize, verdict: Verdict) {
+        let word = self.paint(Some(verdict), verdict.as_str());
+        self.line(format!("{what}: {count} case{} {word} (each in the reports)", if count == 1 { "" } else { "s" }));
     }
 
     /// Every case that counts against the run, with its full text.

@@ -59,6 +59,11 @@ impl Runner {
         self.session.infos()
     }
 
+    /// What the session waits for now (for a live progress line).
+    pub fn waiting(&self) -> crate::session::Waiting {
+        self.session.waiting()
+    }
+
     pub fn started(&self) -> Instant {
         self.session.started()
     }

@@ -117,7 +117,13 @@ pub struct Session {
     /// (a server's start-up can take seconds); it has been sent nothing.
     spare: std::sync::Mutex<Option<Connection>>,
     started: Instant,
+    /// What the session waits for now, and since when (for a live
+    /// progress line).
+    waiting: Waiting,
 }
+
+/// The exchange a session is waiting on: its label and when it was sent.
+pub type Waiting = std::sync::Arc<std::sync::Mutex<Option<(String, Instant)>>>;
 
 /// The main connection of a revision, lent to one user at a time.
 pub type Main<'a> = tokio::sync::MappedMutexGuard<'a, Connection>;
@@ -132,7 +138,13 @@ impl Session {
             revs: BTreeMap::new(),
             spare: std::sync::Mutex::new(None),
             started: Instant::now(),
+            waiting: Waiting::default(),
         }
+    }
+
+    /// What the session waits for now (a label and since when).
+    pub fn waiting(&self) -> Waiting {
+        self.waiting.clone()
     }
 
     pub fn target(&self) -> &TargetSpec {
@@ -278,7 +290,13 @@ impl Session {
             progress: msg.body.pointer("/params/_meta/progressToken"),
             answer: msg.answer,
         };
+        if let Ok(mut w) = self.waiting.lock() {
+            *w = Some((msg.label.to_string(), Instant::now()));
+        }
         ex.fill_from(conn.exchange(&out).await);
+        if let Ok(mut w) = self.waiting.lock() {
+            *w = None;
+        }
         if let Some(case) = log {
             self.log(msg.rev, case, &ex);
         }

@@ -1,0 +1,124 @@
+//! The console, as a user reads it: one vocabulary, counts that agree with
+//! the reports, a reason said once, real durations, why a run failed, and
+//! the switches that change it (--quiet, --color, --help).
+
+mod common;
+use common::*;
+
+fn run(name: &str, server_args: &str, extra: &[&str]) -> (i32, String, serde_json::Value) {
+    let dir = outdir(name);
+    let mut cmd = mcpcert();
+    cmd.args(["run", "--stdio", &format!("{} --stdio {server_args}", refserver().display())]).args(extra);
+    report_args(&mut cmd, &dir);
+    let out = cmd.output().unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), report(&dir))
+}
+
+/// The counts of the summary line.
+fn summary_counts(console: &str) -> Vec<u64> {
+    let line = console.lines().find(|l| l.starts_with("test result:")).expect("a summary line");
+    let after = line.split_once(". ").map(|x| x.1).unwrap_or("");
+    after.split(", ").take(5).map(|p| p.split_whitespace().next().unwrap().parse().unwrap()).collect()
+}
+
+#[test]
+fn one_vocabulary_and_counts_that_agree_with_every_line_and_the_report() {
+    // order-varies breaks a SHOULD; ping-alive a POLICY rule.
+    let (code, console, r) = run("console-words", "--era modern --fault order-varies --fault ping-alive", &[]);
+    assert_eq!(code, 0, "warnings do not fail the run: {console}");
+    let case_lines: Vec<&str> = console.lines().filter(|l| l.starts_with("test [")).collect();
+    assert!(case_lines.iter().all(|l| !l.ends_with(" ok")), "`ok` is never a verdict word");
+    let warn_line = case_lines.iter().find(|l| l.contains("2026-07-28/tools/list-deterministic-order")).unwrap();
+    assert!(warn_line.ends_with("warn (SHOULD not met)"), "{warn_line}");
+    let policy = case_lines.iter().find(|l| l.contains("2026-07-28/lifecycle/removed-ping")).unwrap();
+    assert!(policy.ends_with("warn (POLICY not met)"), "POLICY is named as such: {policy}");
+    let count = |w: &str| case_lines.iter().filter(|l| l.split(" ... ").nth(1).is_some_and(|o| o.starts_with(w))).count() as u64;
+    let grouped: u64 = console
+        .lines()
+        .filter(|l| l.contains(" cases n/a (each in the reports)"))
+        .map(|l| l.rsplit_once(": ").unwrap().1.split_whitespace().next().unwrap().parse::<u64>().unwrap())
+        .sum();
+    let s = summary_counts(&console);
+    assert_eq!(s, [count("pass"), count("FAIL"), count("warn"), count("n/a") + grouped, count("ERROR")], "{console}");
+    let js = &r["summary"];
+    assert_eq!(
+        s,
+        [
+            js["pass"].as_u64().unwrap(),
+            js["fail"].as_u64().unwrap(),
+            js["warn"].as_u64().unwrap(),
+            js["n/a"].as_u64().unwrap(),
+            js["error"].as_u64().unwrap()
+        ]
+    );
+    assert_eq!(console.lines().filter(|l| l.starts_with("test result:")).count(), 1, "one summary line");
+}
+
+#[test]
+fn a_revision_the_server_does_not_serve_is_said_once_with_its_count() {
+    let (code, console, r) = run("console-unserved", "--era legacy", &[]);
+    assert_eq!(code, 0, "{console}");
+    let lines: Vec<&str> = console.lines().filter(|l| l.contains("revision 2026-07-28 is not served")).collect();
+    assert_eq!(lines.len(), 1, "{console}");
+    let modern = r["cases"].as_array().unwrap().iter().filter(|c| c["id"].as_str().unwrap().starts_with("2026-07-28/")).count();
+    assert!(lines[0].ends_with(&format!(": {modern} cases n/a (each in the reports)")), "{}", lines[0]);
+    assert!(!console.lines().any(|l| l.starts_with("test [") && l.contains(" 2026-07-28/")), "no line per unserved case");
+}
+
+#[test]
+fn an_unreachable_target_is_one_reason_not_a_block_per_case() {
+    let dir = outdir("console-unreachable");
+    let mut cmd = mcpcert();
+    cmd.args(["run", "--stdio", "/nonexistent/mcp-server"]);
+    report_args(&mut cmd, &dir);
+    let out = cmd.output().unwrap();
+    let console = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(console.lines().count() < 12, "{console}");
+    assert_eq!(console.matches("could not start `/nonexistent/mcp-server`").count(), 1, "{console}");
+    assert!(console.contains("test result: FAILED (the target could not be reached)"), "{console}");
+}
+
+#[test]
+fn a_startup_timeout_reports_the_time_it_took() {
+    let dir = outdir("console-startup");
+    let mut cmd = mcpcert();
+    let silent = format!("python3 {} hang-after 0 console-startup", workspace_root().join("fixtures/hostile/hostile.py").display());
+    cmd.args(["run", "--stdio", &silent, "--startup-timeout-ms", "1500", "--revision", "2026-07-28"]);
+    report_args(&mut cmd, &dir);
+    let out = cmd.output().unwrap();
+    let console = String::from_utf8_lossy(&out.stdout);
+    let line = console.lines().find(|l| l.starts_with("test result:")).unwrap_or_else(|| panic!("{console}"));
+    let secs: f64 = line.rsplit_once("finished in ").unwrap().1.trim_end_matches('s').parse().unwrap();
+    assert!(secs >= 1.4, "the run took at least the startup timeout: {line}");
+}
+
+#[test]
+fn strict_says_why_the_run_failed() {
+    let (code, console, _) = run("console-strict", "--era modern --fault order-varies", &["--strict"]);
+    assert_eq!(code, 1);
+    assert!(console.contains("FAIL (warn: SHOULD not met, --strict)"), "{console}");
+    assert!(console.contains("test result: FAILED (1 failure, 1 of them warn under --strict)"), "{console}");
+}
+
+#[test]
+fn quiet_and_color_change_only_what_they_say() {
+    let (_, quiet, _) = run("console-quiet", "--era modern --fault order-varies", &["--quiet"]);
+    assert!(!quiet.lines().any(|l| l.starts_with("test [")), "{quiet}");
+    assert!(quiet.contains("warnings (SHOULD-level rules not met") && quiet.contains("test result: ok."), "{quiet}");
+    let (_, colored, _) =
+        run("console-color", "--era modern", &["--color", "always", "2026-07-28/lifecycle/discover-result-shape", "--exact"]);
+    assert!(colored.contains("\u{1b}[32mpass\u{1b}[0m"), "{colored}");
+    let (_, plain, _) = run("console-plain", "--era modern", &["2026-07-28/lifecycle/discover-result-shape", "--exact"]);
+    assert!(!plain.contains('\u{1b}'), "no colour when stdout is not a terminal: {plain}");
+}
+
+#[test]
+fn help_shows_examples_and_exit_codes() {
+    let out = mcpcert().arg("--help").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Examples:") && text.contains("Exit codes (run):") && text.contains("143"), "{text}");
+    assert!(text.contains("--stdio is not a shell"), "{text}");
+    let out = mcpcert().args(["run", "--list", "2026-07-28/lifecycle/"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "run --list needs no target");
+}
