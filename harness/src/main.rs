@@ -171,6 +171,14 @@ struct RunArgs {
     /// fixture the server does not list fails its scenario.
     #[arg(long, value_name = "REV")]
     requirements: Option<String>,
+    /// How JUnit shows a warning: as-pass (a passed testcase, the text in
+    /// system-out; the default), as-skipped, or as-failure (dashboards count
+    /// it). Under --strict a warning is a failure.
+    #[arg(long, value_name = "AS", default_value = "as-pass", value_parser = parse_junit_as)]
+    junit_warn: mcpcert::report::JunitAs,
+    /// How JUnit shows n/a: as-skipped (the default) or as-pass.
+    #[arg(long, value_name = "AS", default_value = "as-skipped", value_parser = parse_junit_na)]
+    junit_na: mcpcert::report::JunitAs,
     /// Colour the verdicts: auto (on a terminal, unless NO_COLOR), always, never.
     #[arg(long, value_name = "WHEN", default_value = "auto", value_parser = parse_color)]
     color: mcpcert::report::console::ColorMode,
@@ -182,6 +190,23 @@ struct RunArgs {
     /// (breaking first) and recorded in the certificate.
     #[arg(long, value_name = "FILE")]
     previous_contract: Option<PathBuf>,
+}
+
+fn parse_junit_as(s: &str) -> Result<mcpcert::report::JunitAs, String> {
+    use mcpcert::report::JunitAs;
+    match s {
+        "as-pass" => Ok(JunitAs::Pass),
+        "as-skipped" => Ok(JunitAs::Skipped),
+        "as-failure" => Ok(JunitAs::Failure),
+        other => Err(format!("`{other}` is not as-pass, as-skipped or as-failure")),
+    }
+}
+
+fn parse_junit_na(s: &str) -> Result<mcpcert::report::JunitAs, String> {
+    match parse_junit_as(s)? {
+        mcpcert::report::JunitAs::Failure => Err("n/a is never a failure: as-skipped or as-pass".into()),
+        x => Ok(x),
+    }
 }
 
 fn parse_color(s: &str) -> Result<mcpcert::report::console::ColorMode, String> {

@@ -258,7 +258,7 @@ pub fn run(args: RunArgs) -> u8 {
     };
     let mut write_err = contract_failed;
     for (what, res) in [
-        ("JUnit", report::write_junit(&rep, &args.junit)),
+        ("JUnit", report::write_junit(&rep, &args.junit, report::JunitStyle { warn: args.junit_warn, na: args.junit_na })),
         ("JSON", report::write_json(&rep, &args.json)),
         ("HTML", report::write_html(&rep, &args.html)),
     ] {

@@ -104,7 +104,37 @@ pub fn write_json(report: &RunReport, path: &Path) -> std::io::Result<()> {
     std::fs::write(path, text)
 }
 
+/// How JUnit shows the verdicts it has no word for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JunitStyle {
+    pub warn: JunitAs,
+    /// n/a: `Skipped` (default) or `Pass`.
+    pub na: JunitAs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JunitAs {
+    /// `<failure>` (dashboards count it).
+    Failure,
+    /// `<skipped>`.
+    Skipped,
+    /// A passed testcase (the text in system-out).
+    Pass,
+}
+
+impl JunitStyle {
+    pub fn standard() -> JunitStyle {
+        JunitStyle { warn: JunitAs::Pass, na: JunitAs::Skipped }
+    }
+}
+
 pub fn junit_xml(report: &RunReport) -> String {
+    junit_xml_styled(report, JunitStyle::standard())
+}
+
+/// JUnit with warnings and n/a shown as `style` says (under --strict a
+/// warning is a failure whatever the style).
+pub fn junit_xml_styled(report: &RunReport, style: JunitStyle) -> String {
     use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
     let mut r = Report::new("mcpcert");
     r.set_time(std::time::Duration::from_millis(report.duration_ms));
@@ -142,7 +172,23 @@ pub fn junit_xml(report: &RunReport) -> String {
                     st.set_message(first_line(&c.message)).set_type("warn (strict)").set_description(failure_text(c));
                     st
                 }
-                Verdict::Warn => TestCaseStatus::success(),
+                Verdict::Warn => match style.warn {
+                    JunitAs::Pass => TestCaseStatus::success(),
+                    JunitAs::Failure => {
+                        let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
+                        st.set_message(first_line(&c.message))
+                            .set_type(format!("warn ({} not met)", c.level))
+                            .set_description(failure_text(c));
+                        st
+                    }
+                    JunitAs::Skipped => {
+                        let mut st = TestCaseStatus::skipped();
+                        st.set_message(format!("warn ({} not met): {}", c.level, first_line(&c.message)))
+                            .set_type("warn")
+                            .set_description(failure_text(c));
+                        st
+                    }
+                },
                 Verdict::Fail => {
                     let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
                     st.set_message(first_line(&c.message)).set_type(format!("{} violated", c.level)).set_description(failure_text(c));
@@ -153,6 +199,7 @@ pub fn junit_xml(report: &RunReport) -> String {
                     st.set_message(first_line(&c.message)).set_type("error").set_description(failure_text(c));
                     st
                 }
+                Verdict::NotApplicable if style.na == JunitAs::Pass => TestCaseStatus::success(),
                 Verdict::NotApplicable => {
                     let mut st = TestCaseStatus::skipped();
                     st.set_message(format!("n/a: {}", c.message)).set_type("n/a");
@@ -163,22 +210,15 @@ pub fn junit_xml(report: &RunReport) -> String {
         let mut tc = TestCase::new(c.id.clone(), status);
         tc.set_classname(c.id.rsplit_once('/').map(|x| x.0).unwrap_or(&c.id).to_string());
         tc.set_time(std::time::Duration::from_millis(c.duration_ms));
-        tc.add_property(Property::new("verdict", c.verdict.as_str()));
-        tc.add_property(Property::new("revision", c.revision.as_str()));
-        tc.add_property(Property::new("spec", c.spec.clone()));
-        tc.add_property(Property::new("level", c.level.as_str()));
-        tc.add_property(Property::new("transport", c.transport.as_str()));
-        if !c.answers.is_empty() {
-            tc.add_property(Property::new("answers", c.answers.join(" ")));
-        }
-        if let Some(b) = &c.baseline {
-            tc.add_property(Property::new("baseline", baseline_word(b.outcome)));
-            tc.add_property(Property::new("baseline_reason", b.reason.clone()));
-        }
+        // Jenkins' schema (junit-10.xsd) has no properties on a testcase:
+        // the verdict is in the element and its type; the rest is in report.json.
         if let Some(t) = &c.stderr_tail {
             tc.set_system_err(format!("the server's stderr ended with:\n{t}"));
         }
-        if c.verdict == Verdict::Warn && !report.strict && !c.expected_failure() {
+        if c.verdict == Verdict::NotApplicable && style.na == JunitAs::Pass {
+            tc.set_system_out(format!("n/a: {}", c.message));
+        }
+        if c.verdict == Verdict::Warn && !report.strict && !c.expected_failure() && style.warn == JunitAs::Pass {
             tc.set_system_out(format!("WARNING ({} not met)\n{}", c.level, failure_text(c)));
         }
         if let Some((_, s)) = suites.iter_mut().find(|(n, _)| *n == suite_name) {
@@ -186,7 +226,24 @@ pub fn junit_xml(report: &RunReport) -> String {
         }
     }
     r.add_test_suites(suites.into_iter().map(|(_, s)| s));
-    r.to_string().unwrap_or_else(|e| format!("<!-- junit serialisation failed: {e} -->"))
+    match r.to_string() {
+        Ok(xml) => without_suites_skipped(xml),
+        Err(e) => format!("<!-- junit serialisation failed: {e} -->"),
+    }
+}
+
+/// Jenkins' schema has no `skipped` attribute on `<testsuites>` (each
+/// `<testsuite>` keeps its own count).
+fn without_suites_skipped(xml: String) -> String {
+    let Some(start) = xml.find("<testsuites") else { return xml };
+    let Some(len) = xml[start..].find('>') else { return xml };
+    let tag = &xml[start..start + len];
+    let Some(at) = tag.find(" skipped=\"") else { return xml };
+    let Some(end) = tag[at + 10..].find('"') else { return xml };
+    let cut = start + at..start + at + 10 + end + 1;
+    let mut out = xml.clone();
+    out.replace_range(cut, "");
+    out
 }
 
 /// How reports name a baseline outcome.
@@ -213,9 +270,9 @@ pub fn failure_text(c: &CaseResult) -> String {
     s
 }
 
-pub fn write_junit(report: &RunReport, path: &Path) -> std::io::Result<()> {
+pub fn write_junit(report: &RunReport, path: &Path, style: JunitStyle) -> std::io::Result<()> {
     mkdirs(path)?;
-    std::fs::write(path, junit_xml(report))
+    std::fs::write(path, junit_xml_styled(report, style))
 }
 
 fn esc(s: &str) -> String {
