@@ -11,7 +11,7 @@ fn suites_with(name: &str, file: &str, from: &str, to: &str) -> std::path::PathB
     let dir = outdir(name).join("suites");
     for rev in ["2026-07-28", "2025-11-25"] {
         std::fs::create_dir_all(dir.join(rev)).unwrap();
-        for e in std::fs::read_dir(workspace_root().join("suites").join(rev)).unwrap().flatten() {
+        for e in std::fs::read_dir(workspace_root().join("harness/suites").join(rev)).unwrap().flatten() {
             std::fs::copy(e.path(), dir.join(rev).join(e.file_name())).unwrap();
         }
     }

@@ -15,31 +15,31 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::sync::Arc;
 
-pub const FORMAT_SCHEMA: &str = include_str!("../../../suites/suite.schema.json");
+pub const FORMAT_SCHEMA: &str = include_str!("../../suites/suite.schema.json");
 
 /// The suites shipped inside the binary, in run order.
 pub const BUILTIN: &[(&str, &str)] = &[
-    ("2026-07-28/10-lifecycle.json", include_str!("../../../suites/2026-07-28/10-lifecycle.json")),
-    ("2026-07-28/20-tools.json", include_str!("../../../suites/2026-07-28/20-tools.json")),
-    ("2026-07-28/30-lists.json", include_str!("../../../suites/2026-07-28/30-lists.json")),
-    ("2026-07-28/40-headers.json", include_str!("../../../suites/2026-07-28/40-headers.json")),
-    ("2026-07-28/50-completion.json", include_str!("../../../suites/2026-07-28/50-completion.json")),
-    ("2026-07-28/55-resources.json", include_str!("../../../suites/2026-07-28/55-resources.json")),
-    ("2026-07-28/56-prompts.json", include_str!("../../../suites/2026-07-28/56-prompts.json")),
-    ("2026-07-28/60-input-required.json", include_str!("../../../suites/2026-07-28/60-input-required.json")),
-    ("2026-07-28/70-subscriptions.json", include_str!("../../../suites/2026-07-28/70-subscriptions.json")),
-    ("2026-07-28/80-roles.json", include_str!("../../../suites/2026-07-28/80-roles.json")),
-    ("2026-07-28/85-conformance.json", include_str!("../../../suites/2026-07-28/85-conformance.json")),
-    ("2026-07-28/90-wire.json", include_str!("../../../suites/2026-07-28/90-wire.json")),
-    ("2025-11-25/10-lifecycle.json", include_str!("../../../suites/2025-11-25/10-lifecycle.json")),
-    ("2025-11-25/20-tools.json", include_str!("../../../suites/2025-11-25/20-tools.json")),
-    ("2025-11-25/30-lists.json", include_str!("../../../suites/2025-11-25/30-lists.json")),
-    ("2025-11-25/40-headers.json", include_str!("../../../suites/2025-11-25/40-headers.json")),
-    ("2025-11-25/50-completion.json", include_str!("../../../suites/2025-11-25/50-completion.json")),
-    ("2025-11-25/55-resources.json", include_str!("../../../suites/2025-11-25/55-resources.json")),
-    ("2025-11-25/56-prompts.json", include_str!("../../../suites/2025-11-25/56-prompts.json")),
-    ("2025-11-25/85-conformance.json", include_str!("../../../suites/2025-11-25/85-conformance.json")),
-    ("2025-11-25/90-wire.json", include_str!("../../../suites/2025-11-25/90-wire.json")),
+    ("2026-07-28/10-lifecycle.json", include_str!("../../suites/2026-07-28/10-lifecycle.json")),
+    ("2026-07-28/20-tools.json", include_str!("../../suites/2026-07-28/20-tools.json")),
+    ("2026-07-28/30-lists.json", include_str!("../../suites/2026-07-28/30-lists.json")),
+    ("2026-07-28/40-headers.json", include_str!("../../suites/2026-07-28/40-headers.json")),
+    ("2026-07-28/50-completion.json", include_str!("../../suites/2026-07-28/50-completion.json")),
+    ("2026-07-28/55-resources.json", include_str!("../../suites/2026-07-28/55-resources.json")),
+    ("2026-07-28/56-prompts.json", include_str!("../../suites/2026-07-28/56-prompts.json")),
+    ("2026-07-28/60-input-required.json", include_str!("../../suites/2026-07-28/60-input-required.json")),
+    ("2026-07-28/70-subscriptions.json", include_str!("../../suites/2026-07-28/70-subscriptions.json")),
+    ("2026-07-28/80-roles.json", include_str!("../../suites/2026-07-28/80-roles.json")),
+    ("2026-07-28/85-conformance.json", include_str!("../../suites/2026-07-28/85-conformance.json")),
+    ("2026-07-28/90-wire.json", include_str!("../../suites/2026-07-28/90-wire.json")),
+    ("2025-11-25/10-lifecycle.json", include_str!("../../suites/2025-11-25/10-lifecycle.json")),
+    ("2025-11-25/20-tools.json", include_str!("../../suites/2025-11-25/20-tools.json")),
+    ("2025-11-25/30-lists.json", include_str!("../../suites/2025-11-25/30-lists.json")),
+    ("2025-11-25/40-headers.json", include_str!("../../suites/2025-11-25/40-headers.json")),
+    ("2025-11-25/50-completion.json", include_str!("../../suites/2025-11-25/50-completion.json")),
+    ("2025-11-25/55-resources.json", include_str!("../../suites/2025-11-25/55-resources.json")),
+    ("2025-11-25/56-prompts.json", include_str!("../../suites/2025-11-25/56-prompts.json")),
+    ("2025-11-25/85-conformance.json", include_str!("../../suites/2025-11-25/85-conformance.json")),
+    ("2025-11-25/90-wire.json", include_str!("../../suites/2025-11-25/90-wire.json")),
 ];
 
 #[derive(Deserialize)]
@@ -387,7 +387,7 @@ mod tests {
 
     #[test]
     fn builtin_list_matches_the_suites_folder_and_loads() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../suites");
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("suites");
         let from_dir = load_dir(&dir).expect("suites folder loads");
         let builtin = load_builtin().expect("built-in suites load");
         assert_eq!(from_dir.files, builtin.files, "suite::BUILTIN must list every file under suites/");

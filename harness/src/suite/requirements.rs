@@ -8,8 +8,8 @@ use serde::Deserialize;
 
 /// The requirement sets shipped inside the binary.
 pub const BUILTIN_REQUIREMENTS: &[(&str, &str)] = &[
-    ("requirements/2026-07-28.json", include_str!("../../../suites/requirements/2026-07-28.json")),
-    ("requirements/2025-11-25.json", include_str!("../../../suites/requirements/2025-11-25.json")),
+    ("requirements/2026-07-28.json", include_str!("../../suites/requirements/2026-07-28.json")),
+    ("requirements/2025-11-25.json", include_str!("../../suites/requirements/2025-11-25.json")),
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
