@@ -236,10 +236,10 @@ fn frozen_server_leg(text: &str) -> (Vec<String>, Vec<(String, String)>) {
     let mut unscored = Vec::new();
     let mut entry: Option<(String, String, String)> = None;
     let flush = |e: &mut Option<(String, String, String)>, out: &mut Vec<(String, String)>| {
-        if let Some((name, leg, reason)) = e.take() {
-            if leg == "server" {
-                out.push((name, reason));
-            }
+        if let Some((name, leg, reason)) = e.take()
+            && leg == "server"
+        {
+            out.push((name, reason));
         }
     };
     for line in text.lines() {

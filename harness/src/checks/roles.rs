@@ -149,10 +149,10 @@ impl Check for RolesProbe {
             RolesCheck::Forbidden => forbidden(&views, &mut out),
             RolesCheck::PublicScope => public_scope(&views, &mut out),
         }
-        if let Some(p) = views.iter().flat_map(|(_, s)| s.partial.iter()).next() {
-            if !out.is_na() {
-                out.incomplete(p);
-            }
+        if let Some(p) = views.iter().flat_map(|(_, s)| s.partial.iter()).next()
+            && !out.is_na()
+        {
+            out.incomplete(p);
         }
         out
     }

@@ -41,10 +41,10 @@ impl Masker {
                 m.add(v);
             }
             // `Bearer abc…`: the credential alone may be echoed too.
-            if let Some((_, cred)) = v.split_once(' ') {
-                if cred.len() >= MIN_HEADER_VALUE {
-                    m.add(cred);
-                }
+            if let Some((_, cred)) = v.split_once(' ')
+                && cred.len() >= MIN_HEADER_VALUE
+            {
+                m.add(cred);
             }
         }
         m

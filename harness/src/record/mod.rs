@@ -216,10 +216,10 @@ impl Exchange {
         const KEEP: usize = 64 * 1024;
         self.frames = self.frames.iter().map(|f| f.lite(KEEP)).collect();
         self.response = None;
-        if let Some(b) = &self.body {
-            if b.len() > KEEP {
-                self.body = Some(clip(b, KEEP));
-            }
+        if let Some(b) = &self.body
+            && b.len() > KEEP
+        {
+            self.body = Some(clip(b, KEEP));
         }
         self
     }

@@ -90,10 +90,10 @@ pub fn peak_rss_kib() -> u64 {
 
 /// Creates the folder `p` will be written in.
 pub fn mkdirs(p: &Path) -> std::io::Result<()> {
-    if let Some(d) = p.parent() {
-        if !d.as_os_str().is_empty() {
-            std::fs::create_dir_all(d)?;
-        }
+    if let Some(d) = p.parent()
+        && !d.as_os_str().is_empty()
+    {
+        std::fs::create_dir_all(d)?;
     }
     Ok(())
 }
@@ -421,10 +421,10 @@ fn transcript_html(t: &[Exchange]) -> String {
         for f in ex.frames.iter().take(10) {
             lines.push(format!("< {}", clip(&f.raw)));
         }
-        if ex.frames.is_empty() {
-            if let Some(b) = &ex.body {
-                lines.push(format!("< {}", clip(b)));
-            }
+        if ex.frames.is_empty()
+            && let Some(b) = &ex.body
+        {
+            lines.push(format!("< {}", clip(b)));
         }
         if let Some(e) = &ex.error {
             lines.push(format!("! {e}"));

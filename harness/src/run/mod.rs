@@ -192,13 +192,13 @@ impl Runner {
             return res;
         }
         // Conformance fixtures the case needs the server to list.
-        if !case.fixtures.is_empty() {
-            if let Some((verdict, why)) = self.fixtures_missing(case).await {
-                res.verdict = verdict;
-                res.message = why;
-                res.duration_ms = start.elapsed().as_millis() as u64;
-                return res;
-            }
+        if !case.fixtures.is_empty()
+            && let Some((verdict, why)) = self.fixtures_missing(case).await
+        {
+            res.verdict = verdict;
+            res.message = why;
+            res.duration_ms = start.elapsed().as_millis() as u64;
+            return res;
         }
         let (end, failures) = self.run_steps(case, &mut res.transcript).await;
         match end {

@@ -212,10 +212,10 @@ impl Session {
             Some(c) => c,
             None => Connection::open(&self.target, &self.limits)?,
         };
-        if let Ok(next) = Connection::open(&self.target, &self.limits) {
-            if let Ok(mut g) = self.spare.lock() {
-                *g = Some(next);
-            }
+        if let Ok(next) = Connection::open(&self.target, &self.limits)
+            && let Ok(mut g) = self.spare.lock()
+        {
+            *g = Some(next);
         }
         Ok(conn)
     }
@@ -311,10 +311,10 @@ impl Session {
 
     /// File what an exchange brought in the revision's frame log.
     pub fn log(&self, rev: Revision, case: &str, ex: &Exchange) {
-        if let Some(st) = self.revs.get(&rev) {
-            if let Ok(mut l) = st.log.lock() {
-                l.add(case, ex);
-            }
+        if let Some(st) = self.revs.get(&rev)
+            && let Ok(mut l) = st.log.lock()
+        {
+            l.add(case, ex);
         }
     }
 

@@ -40,10 +40,10 @@ impl Session {
         let modern_served = self.revs.get(&Revision::Modern).is_some_and(|m| m.info.supported);
         if want_legacy || modern_served {
             let st = self.probe_legacy().await;
-            if let Some(m) = self.revs.get_mut(&Revision::Modern) {
-                if m.info.supported {
-                    m.dual_era = Some(st.info.supported);
-                }
+            if let Some(m) = self.revs.get_mut(&Revision::Modern)
+                && m.info.supported
+            {
+                m.dual_era = Some(st.info.supported);
             }
             if want_legacy {
                 self.revs.insert(Revision::Legacy, st);

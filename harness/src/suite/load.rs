@@ -205,13 +205,13 @@ pub fn parse_file(name: &str, text: &str, validator: &jsonschema::Validator) -> 
                     let check =
                         entry.build(&s.with.unwrap_or(json!({}))).map_err(|e| err(at(&format!("/steps/{j}/with")), e.to_string()))?;
                     for n in check.needs() {
-                        if let Need::Transport(t) = n {
-                            if raw.applies.transports != [t] {
-                                return Err(err(
-                                    at("/applies/transports"),
-                                    format!("`{action}` runs over {t} only; the case must say `\"transports\": [\"{t}\"]`"),
-                                ));
-                            }
+                        if let Need::Transport(t) = n
+                            && raw.applies.transports != [t]
+                        {
+                            return Err(err(
+                                at("/applies/transports"),
+                                format!("`{action}` runs over {t} only; the case must say `\"transports\": [\"{t}\"]`"),
+                            ));
                         }
                     }
                     Step::Action { action, check }
@@ -223,10 +223,10 @@ pub fn parse_file(name: &str, text: &str, validator: &jsonschema::Validator) -> 
         let mut expect = Vec::new();
         for (j, e) in raw.expect.into_iter().enumerate() {
             let here = |k: &str| at(&format!("/expect/{j}{k}"));
-            if let Some(s) = &e.step {
-                if !steps.iter().any(|st| st.name() == Some(s.as_str())) {
-                    return Err(err(here("/step"), format!("no step is named `{s}`")));
-                }
+            if let Some(s) = &e.step
+                && !steps.iter().any(|st| st.name() == Some(s.as_str()))
+            {
+                return Err(err(here("/step"), format!("no step is named `{s}`")));
             }
             let compile = |s: &Value, k: &str| {
                 jsonschema::options().offline().build(s).map(Arc::new).map_err(|x| err(here(k), format!("not a usable JSON Schema: {x}")))

@@ -122,10 +122,10 @@ impl Connection {
                     return inc;
                 }
                 let wait = t.answer_timeout();
-                if let Some(line) = out.body {
-                    if let Err(e) = t.write_line(line.as_bytes()).await {
-                        inc.error = Some(e);
-                    }
+                if let Some(line) = out.body
+                    && let Err(e) = t.write_line(line.as_bytes()).await
+                {
+                    inc.error = Some(e);
                 }
                 if inc.error.is_none() {
                     match out.expect_id {

@@ -211,10 +211,11 @@ impl HttpTarget {
             let mut stop_at = deadline;
             loop {
                 // Judged on the frames read so far, before waiting again.
-                if let Some(f) = done {
-                    if stop_at == deadline && f(&reply.frames) {
-                        stop_at = (tokio::time::Instant::now() + super::GRACE).min(deadline);
-                    }
+                if let Some(f) = done
+                    && stop_at == deadline
+                    && f(&reply.frames)
+                {
+                    stop_at = (tokio::time::Instant::now() + super::GRACE).min(deadline);
                 }
                 let wake = match done {
                     Some(_) => stop_at.min(tokio::time::Instant::now() + Duration::from_millis(50)),
@@ -252,12 +253,12 @@ impl HttpTarget {
                             // A request the server sends on the stream
                             // (2025-11-25 sampling, elicitation) is answered
                             // with a POST of its own.
-                            if let (Some((answer, headers)), Some(f)) = (until.answer, reply.frames.last()) {
-                                if let (true, Some(v)) = (f.is_server_request(), f.value.as_ref()) {
-                                    let body = answer(v).to_string();
-                                    self.post_answer(headers, body).await;
-                                    moved = true;
-                                }
+                            if let (Some((answer, headers)), Some(f)) = (until.answer, reply.frames.last())
+                                && let (true, Some(v)) = (f.is_server_request(), f.value.as_ref())
+                            {
+                                let body = answer(v).to_string();
+                                self.post_answer(headers, body).await;
+                                moved = true;
                             }
                         }
                         // Progress for the request restarts its timeout, up to the ceiling.

@@ -182,11 +182,11 @@ impl<'a> Deadline<'a> {
 
     /// Look at a frame that arrived: progress for this request moves the deadline.
     pub fn saw(&mut self, f: &Frame) {
-        if let Some(t) = self.token {
-            if f.is_progress_for(t) {
-                self.at = (tokio::time::Instant::now() + self.timeout).min(self.start + self.ceiling);
-                self.moved = true;
-            }
+        if let Some(t) = self.token
+            && f.is_progress_for(t)
+        {
+            self.at = (tokio::time::Instant::now() + self.timeout).min(self.start + self.ceiling);
+            self.moved = true;
         }
     }
 

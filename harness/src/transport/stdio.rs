@@ -175,11 +175,11 @@ impl StdioTarget {
                     let is_answer = frame.answers(id);
                     // A request the server sends meanwhile (2025-11-25
                     // sampling, elicitation) gets its answer on stdin.
-                    if let (Some(a), true) = (answer, frame.is_server_request()) {
-                        if let Some(v) = &frame.value {
-                            let line = a(v).to_string();
-                            let _ = self.write_line(line.as_bytes()).await;
-                        }
+                    if let (Some(a), true) = (answer, frame.is_server_request())
+                        && let Some(v) = &frame.value
+                    {
+                        let line = a(v).to_string();
+                        let _ = self.write_line(line.as_bytes()).await;
                     }
                     got.push(frame);
                     if is_answer {
@@ -288,23 +288,23 @@ impl StdioTarget {
         if let Some(n) = &self.exit_note {
             return format!(" ({n})");
         }
-        if let Some(child) = self.child.as_mut() {
-            if let Ok(Some(st)) = child.try_wait() {
-                let n = format!("process exited: {st}");
-                self.exit_note = Some(n.clone());
-                return format!(" ({n})");
-            }
+        if let Some(child) = self.child.as_mut()
+            && let Ok(Some(st)) = child.try_wait()
+        {
+            let n = format!("process exited: {st}");
+            self.exit_note = Some(n.clone());
+            return format!(" ({n})");
         }
         String::new()
     }
 
     async fn wait_exit_note(&mut self) -> String {
-        if let Some(child) = self.child.as_mut() {
-            if let Ok(Ok(st)) = tokio::time::timeout(Duration::from_millis(500), child.wait()).await {
-                let n = format!("process exited: {st}");
-                self.exit_note = Some(n.clone());
-                return format!(" ({n})");
-            }
+        if let Some(child) = self.child.as_mut()
+            && let Ok(Ok(st)) = tokio::time::timeout(Duration::from_millis(500), child.wait()).await
+        {
+            let n = format!("process exited: {st}");
+            self.exit_note = Some(n.clone());
+            return format!(" ({n})");
         }
         self.exit_suffix()
     }

@@ -70,10 +70,10 @@ async fn name_targets(cx: &Cx<'_>) -> Result<(Vec<Target>, Vec<String>), String>
             Some((name, p)) => {
                 let mut args = serde_json::Map::new();
                 for a in p.get("arguments").and_then(|a| a.as_array()).into_iter().flatten() {
-                    if a.get("required") == Some(&Value::Bool(true)) {
-                        if let Some(n) = a.get("name").and_then(|n| n.as_str()) {
-                            args.insert(n.into(), json!("mcpcert"));
-                        }
+                    if a.get("required") == Some(&Value::Bool(true))
+                        && let Some(n) = a.get("name").and_then(|n| n.as_str())
+                    {
+                        args.insert(n.into(), json!("mcpcert"));
                     }
                 }
                 targets.push(Target {

@@ -120,10 +120,10 @@ pub fn admit_tool(tool: &Value, revision: Revision, policy: &Policy) -> Vec<Find
         None => add(Rule::Shape, Weight::Must, "`name` is missing".into()),
     }
     for key in ["title", "description"] {
-        if let Some(v) = obj.get(key) {
-            if !v.is_string() {
-                add(Rule::Annotations, Weight::Must, format!("`{key}` must be a string; got {}", crate::wire::brief(v)));
-            }
+        if let Some(v) = obj.get(key)
+            && !v.is_string()
+        {
+            add(Rule::Annotations, Weight::Must, format!("`{key}` must be a string; got {}", crate::wire::brief(v)));
         }
     }
     // inputSchema: present, an object, root type "object", valid for its dialect.
@@ -297,16 +297,16 @@ fn annotation_problems(a: &Value) -> Vec<String> {
     };
     let mut out = Vec::new();
     for key in ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"] {
-        if let Some(v) = m.get(key) {
-            if !v.is_boolean() {
-                out.push(format!("annotations.{key} must be a boolean; got {}", crate::wire::brief(v)));
-            }
+        if let Some(v) = m.get(key)
+            && !v.is_boolean()
+        {
+            out.push(format!("annotations.{key} must be a boolean; got {}", crate::wire::brief(v)));
         }
     }
-    if let Some(v) = m.get("title") {
-        if !v.is_string() {
-            out.push(format!("annotations.title must be a string; got {}", crate::wire::brief(v)));
-        }
+    if let Some(v) = m.get("title")
+        && !v.is_string()
+    {
+        out.push(format!("annotations.title must be a string; got {}", crate::wire::brief(v)));
     }
     out
 }

@@ -100,10 +100,10 @@ fn synth(s: &Value, root: &Value, depth: usize) -> Option<Value> {
                 .or_else(|| m.get("exclusiveMinimum").and_then(|x| x.as_f64()).map(|x| x.floor() + 1.0));
             let hi = m.get("maximum").and_then(|x| x.as_f64());
             let mut v = lo.unwrap_or(1.0);
-            if let Some(h) = hi {
-                if v > h {
-                    v = h;
-                }
+            if let Some(h) = hi
+                && v > h
+            {
+                v = h;
             }
             json!(v.ceil() as i64)
         }

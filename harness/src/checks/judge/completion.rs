@@ -96,10 +96,10 @@ pub fn completion_problems(result: &Value, revision: Revision) -> Vec<String> {
             }
         }
     }
-    if let Some(h) = c.get("hasMore") {
-        if !h.is_boolean() {
-            out.push(format!("completion.hasMore must be a boolean; got {}", brief(h)));
-        }
+    if let Some(h) = c.get("hasMore")
+        && !h.is_boolean()
+    {
+        out.push(format!("completion.hasMore must be a boolean; got {}", brief(h)));
     }
     out
 }

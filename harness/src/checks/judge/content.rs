@@ -42,19 +42,19 @@ fn block_problems(b: &Value) -> Vec<String> {
         "image" | "audio" => {
             need_str("data", &mut out);
             need_str("mimeType", &mut out);
-            if let Some(Value::String(d)) = m.get("data") {
-                if let Some(p) = base64_problem(d) {
-                    out.push(format!("{ty} block: `data` is not base64: {p}"));
-                }
+            if let Some(Value::String(d)) = m.get("data")
+                && let Some(p) = base64_problem(d)
+            {
+                out.push(format!("{ty} block: `data` is not base64: {p}"));
             }
         }
         "resource_link" => {
             need_str("uri", &mut out);
             need_str("name", &mut out);
-            if let Some(s) = m.get("size") {
-                if s.as_u64().is_none() {
-                    out.push(format!("resource_link block: `size` must be a non-negative integer; got {}", brief(s)));
-                }
+            if let Some(s) = m.get("size")
+                && s.as_u64().is_none()
+            {
+                out.push(format!("resource_link block: `size` must be a non-negative integer; got {}", brief(s)));
             }
         }
         "resource" => match m.get("resource").and_then(|r| r.as_object()) {
@@ -109,10 +109,10 @@ fn annotation_problems(a: &Value) -> Vec<String> {
             _ => out.push(format!("annotations.priority must be a number from 0 to 1; got {}", brief(p))),
         }
     }
-    if let Some(l) = m.get("lastModified") {
-        if !l.is_string() {
-            out.push(format!("annotations.lastModified must be an ISO 8601 string; got {}", brief(l)));
-        }
+    if let Some(l) = m.get("lastModified")
+        && !l.is_string()
+    {
+        out.push(format!("annotations.lastModified must be an ISO 8601 string; got {}", brief(l)));
     }
     out
 }

@@ -50,10 +50,10 @@ pub fn input_required_problems(result: &Value) -> Vec<String> {
     if reqs.is_none() && state.is_none() {
         out.push("an input_required result must carry inputRequests, requestState or both; it has neither".into());
     }
-    if let Some(s) = state {
-        if !s.is_string() {
-            out.push(format!("requestState must be a string; got {}", brief(s)));
-        }
+    if let Some(s) = state
+        && !s.is_string()
+    {
+        out.push(format!("requestState must be a string; got {}", brief(s)));
     }
     if let Some(r) = reqs {
         match r.as_object() {

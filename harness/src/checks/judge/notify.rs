@@ -46,10 +46,10 @@ pub fn log_problems(seen: &[Seen<'_>], logging_declared: bool) -> (Vec<String>, 
             )),
             Some(asked) => {
                 let rank = |l: &str| LOG_LEVELS.iter().position(|x| *x == l);
-                if let (Some(got), Some(min)) = (rank(level), rank(asked)) {
-                    if got < min {
-                        out.push(format!("notifications/message at level {level}, below the {asked} the request asked for ({})", s.place));
-                    }
+                if let (Some(got), Some(min)) = (rank(level), rank(asked))
+                    && got < min
+                {
+                    out.push(format!("notifications/message at level {level}, below the {asked} the request asked for ({})", s.place));
                 }
             }
         }
@@ -85,13 +85,13 @@ pub fn progress_problems(seen: &[Seen<'_>]) -> (Vec<String>, usize) {
             (Some(t), Some(_)) => {
                 if let Some(p) = s.frame.pointer("/params/progress").and_then(|p| p.as_f64()) {
                     let key = t.to_string();
-                    if let Some(prev) = last.get(&key) {
-                        if p <= *prev {
-                            out.push(format!(
-                                "progress for token {key} went from {prev} to {p}; it must increase with each notification ({})",
-                                s.place
-                            ));
-                        }
+                    if let Some(prev) = last.get(&key)
+                        && p <= *prev
+                    {
+                        out.push(format!(
+                            "progress for token {key} went from {prev} to {p}; it must increase with each notification ({})",
+                            s.place
+                        ));
                     }
                     last.insert(key, p);
                 }

@@ -113,21 +113,21 @@ fn visit(node: &Value, schema_path: &str, prop_path: &str, reachable: bool, via:
         }
         let sp = format!("{schema_path}/{}", escape(k));
         let via_here = Some(via.unwrap_or(k.as_str()));
-        if SUBSCHEMA_LIST.contains(&k.as_str()) {
-            if let Some(a) = v.as_array() {
-                for (i, sub) in a.iter().enumerate() {
-                    visit(sub, &format!("{sp}/{i}"), prop_path, false, via_here, w, depth + 1);
-                }
-                continue;
+        if SUBSCHEMA_LIST.contains(&k.as_str())
+            && let Some(a) = v.as_array()
+        {
+            for (i, sub) in a.iter().enumerate() {
+                visit(sub, &format!("{sp}/{i}"), prop_path, false, via_here, w, depth + 1);
             }
+            continue;
         }
         if SUBSCHEMA_ONE.contains(&k.as_str()) {
             visit(v, &sp, prop_path, false, via_here, w, depth + 1);
-        } else if SUBSCHEMA_MAP.contains(&k.as_str()) {
-            if let Some(defs) = v.as_object() {
-                for (name, sub) in defs {
-                    visit(sub, &format!("{sp}/{}", escape(name)), prop_path, false, via_here, w, depth + 1);
-                }
+        } else if SUBSCHEMA_MAP.contains(&k.as_str())
+            && let Some(defs) = v.as_object()
+        {
+            for (name, sub) in defs {
+                visit(sub, &format!("{sp}/{}", escape(name)), prop_path, false, via_here, w, depth + 1);
             }
         }
     }
