@@ -167,9 +167,9 @@ pub fn rfc3339(unix_ms: u128) -> String {
 }
 
 /// A flat badge: "MCP REV | conformant", or "n of N" scenarios passing.
-pub fn badge(q: &RequirementsReport, strict: bool) -> String {
+pub fn badge(q: &RequirementsReport, strict: bool, transport: &str) -> String {
     let (ok, expected) = meets(q, strict);
-    let label = format!("MCP {}", q.revision);
+    let label = format!("MCP {} ({transport})", q.revision);
     let (value, color) = if ok && expected == 0 {
         ("conformant".to_string(), "#2e7d32")
     } else if ok {
@@ -227,6 +227,34 @@ pub fn verify(cert: &Certificate, report_bytes: &[u8]) -> Vec<String> {
                 out.push(format!("scenario {}: the report says {}, the certificate {}", s.name, r["verdict"], s.verdict.as_str()))
             }
             Some(_) => {}
+        }
+    }
+    // Each scenario's verdict follows from its cases' verdicts in the report.
+    let cases = report["cases"].as_array().cloned().unwrap_or_default();
+    let verdict_of = |id: &str| cases.iter().find(|c| c["id"] == id).and_then(|c| c["verdict"].as_str().map(str::to_string));
+    for s in &scenarios {
+        let name = s["name"].as_str().unwrap_or("?");
+        let ids: Vec<&str> = s["cases"].as_array().into_iter().flatten().filter_map(|c| c.as_str()).collect();
+        let vs: Vec<String> = ids.iter().filter_map(|id| verdict_of(id)).collect();
+        if vs.len() != ids.len() {
+            out.push(format!("scenario {name}: the report lacks some of its cases"));
+            continue;
+        }
+        let has = |v: &str| vs.iter().any(|x| x == v);
+        let ok = match s["verdict"].as_str().unwrap_or("") {
+            "pass" => has("pass") && !has("fail") && !has("error") && !has("warn"),
+            "warn" => has("warn") && !has("fail") && !has("error"),
+            "fail" => has("fail") || (!vs.is_empty() && vs.iter().all(|v| v == "n/a")),
+            "error" => has("error") || ids.is_empty(),
+            "n/a" => vs.iter().all(|v| v == "n/a"),
+            _ => false,
+        };
+        if !ok {
+            out.push(format!(
+                "scenario {name}: the report says {}, which its cases' verdicts ({}) do not give",
+                s["verdict"],
+                vs.join(", ")
+            ));
         }
     }
     if scenarios.len() != cert.scenarios.len() {

@@ -146,11 +146,14 @@ fn tool(rev: &str, subject: &str, o: &Value, n: &Value, out: &mut Vec<Change>) {
     let (oi, ni) = (o.get("inputSchema").unwrap_or(&empty), n.get("inputSchema").unwrap_or(&empty));
     for c in schema_diff::compare(oi, ni) {
         let class = match c.direction {
+            // A new optional argument: no client sent it before.
+            Direction::Narrower if c.what.starts_with(schema_diff::NEW_PROPERTY) => Class::Compatible,
             Direction::Narrower => Class::Breaking,
             Direction::Wider => Class::Compatible,
             Direction::Unclassified => Class::Unclassified,
         };
         let sense = match c.direction {
+            Direction::Narrower if c.what.starts_with(schema_diff::NEW_PROPERTY) => "gains an optional argument",
             Direction::Narrower => "accepts less",
             Direction::Wider => "accepts more",
             Direction::Unclassified => "changed",
@@ -214,11 +217,17 @@ fn headers(rev: &str, subject: &str, o: &Value, n: &Value, out: &mut Vec<Change>
     let (a, b) = (header_names(o), header_names(n));
     for (prop, h) in &a {
         match b.iter().find(|(p, _)| p == prop) {
-            Some((_, h2)) if h2 != h => out.push(change(
+            Some((_, h2)) if !h2.eq_ignore_ascii_case(h) => out.push(change(
                 rev,
                 Class::Breaking,
                 subject,
                 format!("x-mcp-header of `{prop}` renamed {h} → {h2}: clients send Mcp-Param-{h}, the server expects Mcp-Param-{h2}"),
+            )),
+            Some((_, h2)) if h2 != h => out.push(change(
+                rev,
+                Class::Compatible,
+                subject,
+                format!("x-mcp-header of `{prop}` {h} → {h2}: letter case only (header names ignore case)"),
             )),
             Some(_) => {}
             None => out.push(change(rev, Class::Compatible, subject, format!("x-mcp-header {h} (of `{prop}`) removed"))),
@@ -377,6 +386,20 @@ mod tests {
         let c = classes(&old, &renamed);
         assert!(c.iter().any(|(k, s)| *k == Class::Breaking && s.contains("renamed Region → Zone")), "{c:?}");
         assert!(diff(&old, &old).is_empty());
+    }
+
+    #[test]
+    fn an_optional_argument_and_a_header_case_change_are_compatible() {
+        let t = |props: Value| json!({"name": "t", "inputSchema": {"type": "object", "properties": props}});
+        let old = contract(json!([t(json!({"q": {"type": "string", "x-mcp-header": "Region"}}))]), json!([]), json!({"tools": {}}));
+        let new = contract(
+            json!([t(json!({"q": {"type": "string", "x-mcp-header": "REGION"}, "limit": {"type": "integer"}}))]),
+            json!([]),
+            json!({"tools": {}}),
+        );
+        let c = classes(&old, &new);
+        assert!(c.iter().all(|(k, _)| *k == Class::Compatible), "{c:?}");
+        assert_eq!(c.len(), 2, "one change each, no unclassified echo of the header: {c:?}");
     }
 
     #[test]

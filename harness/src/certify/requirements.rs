@@ -14,10 +14,29 @@ pub fn mark_not_scored(set: &RequirementSet, r: &mut CaseResult) {
 /// `error` if one errs, else `warn` if one warns, else `pass` if one
 /// passes; `n/a` when every case is n/a (the reason of the first); `error`
 /// ("mcpcert has no case for it") when no case answers it.
-pub fn aggregate(set: &RequirementSet, results: &[CaseResult], strict: bool) -> RequirementsReport {
+///
+/// `catalog` is every case that could have run: a scenario whose cases the
+/// run left out (a filter) is `n/a`, saying so. A scored scenario whose
+/// every case is `n/a` for another reason than the transport (a capability
+/// the server does not advertise, a list it leaves empty, a setting the
+/// run lacks) was not shown: that is a failure of the set.
+pub fn aggregate(set: &RequirementSet, catalog: &[Case], results: &[CaseResult], strict: bool) -> RequirementsReport {
     let mut scenarios = Vec::new();
     for s in &set.scenarios {
         let cases: Vec<&CaseResult> = results.iter().filter(|r| r.answers.contains(&s.name)).collect();
+        let in_catalog = catalog.iter().any(|c| c.revision == set.revision && c.answers.contains(&s.name));
+        if cases.is_empty() && in_catalog {
+            scenarios.push(ScenarioResult {
+                name: s.name.clone(),
+                scored: s.scored,
+                reason: s.reason.clone(),
+                verdict: Verdict::NotApplicable,
+                message: "not run: the filter or --skip left out every case that answers it".into(),
+                expected: false,
+                cases: Vec::new(),
+            });
+            continue;
+        }
         let first = |v: Verdict| cases.iter().find(|c| c.verdict == v).map(|c| format!("{}: {}", c.id, first_line(&c.message)));
         let (verdict, message) = if cases.is_empty() && !s.scored {
             (Verdict::NotApplicable, "mcpcert does not check this scenario, and the set does not score it".to_string())
@@ -31,6 +50,15 @@ pub fn aggregate(set: &RequirementSet, results: &[CaseResult], strict: bool) -> 
             (Verdict::Warn, m)
         } else if cases.iter().any(|c| c.verdict == Verdict::Pass) {
             (Verdict::Pass, String::new())
+        } else if s.scored && cases.iter().any(|c| !c.message.starts_with("applies to ")) {
+            // Not shown on this server: the set needs it shown.
+            (
+                Verdict::Fail,
+                format!(
+                    "not shown on this server: every case that answers it is n/a ({}); the requirement set needs it shown",
+                    first(Verdict::NotApplicable).unwrap_or_default()
+                ),
+            )
         } else {
             (Verdict::NotApplicable, first(Verdict::NotApplicable).unwrap_or_default())
         };

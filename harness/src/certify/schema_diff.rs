@@ -25,8 +25,9 @@ pub struct SchemaChange {
 }
 
 /// Keywords that carry no constraint; changes to them are ignored.
+/// (`x-mcp-header` is judged by the contract diff itself.)
 const ANNOTATIONS: &[&str] =
-    &["title", "description", "examples", "default", "$comment", "deprecated", "readOnly", "writeOnly", "$id", "$schema"];
+    &["title", "description", "examples", "default", "$comment", "deprecated", "readOnly", "writeOnly", "$id", "$schema", "x-mcp-header"];
 
 /// Keywords compared here.
 const COMPARED: &[&str] = &[
@@ -48,6 +49,9 @@ const COMPARED: &[&str] = &[
     "minProperties",
     "maxProperties",
 ];
+
+/// How a property newly described on an open object is named.
+pub const NEW_PROPERTY: &str = "new property described";
 
 /// The changes from `old` to `new`.
 pub fn compare(old: &Value, new: &Value) -> Vec<SchemaChange> {
@@ -246,8 +250,12 @@ fn properties(o: &Map<String, Value>, n: &Map<String, Value>, at: &str, out: &mu
     }
     for name in pn.keys().filter(|k| !po.contains_key(*k)) {
         let here = format!("{at}/properties/{}", escape(name));
+        // On an open object a new property narrows what it may hold (the old
+        // schema left it free); the contract diff knows that a client of
+        // an input schema never sent it (a new required one is reported
+        // under `required`).
         if open(o) {
-            push(out, &here, Direction::Narrower, format!("property `{name}` is now described (values once accepted may be rejected)"));
+            push(out, &here, Direction::Narrower, format!("{NEW_PROPERTY} `{name}`"));
         } else {
             push(out, &here, Direction::Wider, format!("property `{name}` added (additionalProperties was false)"));
         }

@@ -8,19 +8,23 @@ use mcpcert::record::contract::Contract;
 use mcpcert::report::RunReport;
 use std::path::PathBuf;
 
-/// Writes `badge.svg`, and `certificate.json` if `met` (the run passed with
-/// no unexpected failure over the whole set); a certificate left from an
-/// earlier run is removed otherwise. Returns the lines for the console.
-pub fn finish(args: &RunArgs, rep: &RunReport, met: bool, since: Option<certificate::ContractSince>) -> Vec<String> {
+/// Writes `badge.svg` (unless a filter narrowed the run), and
+/// `certificate.json` if the run failed for no reason (`why` is empty) over
+/// the whole set; a certificate left from an earlier run is removed
+/// otherwise. Returns the lines for the console.
+pub fn finish(args: &RunArgs, rep: &RunReport, why: &[String], since: Option<certificate::ContractSince>) -> Vec<String> {
     let Some(q) = &rep.requirements else { return Vec::new() };
     let mut lines = Vec::new();
-    let badge_path: PathBuf = beside(&args.json, "badge.svg");
-    match std::fs::write(&badge_path, certificate::badge(q, rep.strict)) {
-        Ok(()) => lines.push(format!("badge: {}", badge_path.display())),
-        Err(e) => lines.push(format!("error: could not write the badge {}: {e}", badge_path.display())),
+    let narrowed = args.filter.is_some() || !args.skip.is_empty();
+    let met = why.is_empty();
+    if !narrowed {
+        let badge_path: PathBuf = beside(&args.json, "badge.svg");
+        match std::fs::write(&badge_path, certificate::badge(q, rep.strict, rep.transport.as_str())) {
+            Ok(()) => lines.push(format!("badge: {}", badge_path.display())),
+            Err(e) => lines.push(format!("error: could not write the badge {}: {e}", badge_path.display())),
+        }
     }
     let cert_path = beside(&args.json, "certificate.json");
-    let narrowed = args.filter.is_some() || !args.skip.is_empty();
     let report_bytes = std::fs::read(&args.json).unwrap_or_default();
     let baseline = args.expected_failures.as_ref().and_then(|p| std::fs::read(p).ok().map(|b| (p.display().to_string(), b)));
     let cert = if met && !narrowed {
@@ -46,8 +50,14 @@ pub fn finish(args: &RunArgs, rep: &RunReport, met: bool, since: Option<certific
         }
         None => {
             let _ = std::fs::remove_file(&cert_path);
-            let why = if narrowed { "the run was narrowed by a filter or --skip" } else { "the requirement set was not met" };
-            lines.push(format!("no certificate: {why}"));
+            let reason = if narrowed {
+                "the run was narrowed by a filter or --skip".to_string()
+            } else if !met {
+                why.join("; ")
+            } else {
+                "the requirement set was not met".to_string()
+            };
+            lines.push(format!("no certificate: {reason}"));
         }
     }
     lines
