@@ -57,7 +57,9 @@ pub fn run(args: RunArgs) -> u8 {
     let baseline = match &args.expected_failures {
         Some(p) => {
             let known: Vec<&str> = catalog.cases.iter().map(|c| c.id.as_str()).collect();
-            match config::baseline::load(p, &known) {
+            let scenarios: Vec<(&str, &str)> =
+                catalog.cases.iter().flat_map(|c| c.answers.iter().map(move |a| (a.as_str(), c.id.as_str()))).collect();
+            match config::baseline::load(p, &known, &scenarios) {
                 Ok(b) => Some(b),
                 Err(e) => return usage(format!("--expected-failures {}: {}", e.file, e.problem)),
             }
@@ -84,16 +86,23 @@ pub fn run(args: RunArgs) -> u8 {
         Ok(p) => p,
         Err(e) => return usage(e),
     };
+    let mut derived_origin = None;
     if set.is_some() {
         policy.requirements = true;
         // Certification judges DNS-rebinding protection: a loopback
         // server's own origin is the one it must accept.
         if policy.allowed_origin.is_none() {
             policy.allowed_origin = loopback_origin(&target);
+            derived_origin = policy.allowed_origin.clone();
         }
     }
     let masker = masker_from(cfg_file.as_ref().map(|(_, c)| c), &target, &policy);
-    let rerun_base = rerun_command(&args, &target);
+    let mut rerun_base = rerun_command(&args, &target);
+    // A reproducer runs one case without --requirements: it needs the
+    // Origin the requirement run chose.
+    if let Some(o) = &derived_origin {
+        rerun_base.push_str(&format!(" --allowed-origin {}", mcpcert::transport::shell_quote(o)));
+    }
     // Only probe the revisions whose cases were selected.
     let revs: std::collections::BTreeSet<Revision> = cases.iter().map(|c| c.revision).collect();
     let effective_rev = if revs.len() == 1 { revs.into_iter().next() } else { revision };
@@ -232,7 +241,7 @@ pub fn run(args: RunArgs) -> u8 {
         console.baseline(&results, b);
     }
     let summary = Summary::of(&results);
-    let req_report = set.map(|s| requirements::aggregate(s, &results, strict));
+    let req_report = set.map(|s| requirements::aggregate(s, &catalog.cases, &results, strict));
     if let Some(q) = &req_report {
         console.requirements(q, strict);
     }
@@ -246,7 +255,7 @@ pub fn run(args: RunArgs) -> u8 {
         peak_rss_kib: report::peak_rss_kib(),
         transport: target.transport(),
         target: target.describe(),
-        revision_requested: args.revision.clone(),
+        revision_requested: set.map(|s| s.revision.as_str().to_string()).unwrap_or_else(|| args.revision.clone()),
         revisions,
         strict: args.strict,
         target_problem: target_problem.clone(),
@@ -334,7 +343,7 @@ pub fn run(args: RunArgs) -> u8 {
             }
             s.clone()
         });
-        for l in super::certify::finish(&args, &rep, !failed && target_problem.is_none(), recorded) {
+        for l in super::certify::finish(&args, &rep, &why, recorded) {
             console.line(l);
         }
     }

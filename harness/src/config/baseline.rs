@@ -8,8 +8,10 @@
 //! "2026-07-28/http/origin-forbidden@http" = "the proxy in front answers Origin, not us"
 //! ```
 //!
-//! A key is a case id, optionally suffixed `@stdio` or `@http` to apply to
-//! one transport only. Against a run, an entry whose case
+//! A key is a case id, or the name of a requirement scenario (then every
+//! case that answers it, as the official suite's baselines name scenarios),
+//! optionally suffixed `@stdio` or `@http` to apply to one transport only.
+//! Against a run, an entry whose case
 //! - fails or errors (or warns) is an **expected failure**: it does not fail the run;
 //! - passes is **stale**: it fails the run until the entry is removed;
 //! - is n/a is tolerated and noted (the set-up cannot show the failure).
@@ -50,12 +52,13 @@ struct File {
 /// Reads a baseline file. `known` is every case id of the catalogue: a key
 /// naming none of them is an error (a typo would otherwise hide nothing
 /// and be noticed by no one).
-pub fn load(path: &Path, known: &[&str]) -> Result<Baseline, ConfigError> {
+pub fn load(path: &Path, known: &[&str], scenarios: &[(&str, &str)]) -> Result<Baseline, ConfigError> {
     let text = std::fs::read_to_string(path).map_err(|e| ConfigError::new(path, e.to_string()))?;
-    parse(&text, path, known)
+    parse(&text, path, known, scenarios)
 }
 
-pub fn parse(text: &str, path: &Path, known: &[&str]) -> Result<Baseline, ConfigError> {
+/// `scenarios`: (scenario name, case id) for every case that answers one.
+pub fn parse(text: &str, path: &Path, known: &[&str], scenarios: &[(&str, &str)]) -> Result<Baseline, ConfigError> {
     let file: File = toml::from_str(text).map_err(|e| ConfigError::new(path, e.to_string()))?;
     let mut entries: Vec<Entry> = Vec::new();
     for (key, value) in file.expected {
@@ -77,17 +80,30 @@ pub fn parse(text: &str, path: &Path, known: &[&str]) -> Result<Baseline, Config
             }
             None => (key.clone(), None),
         };
-        if !known.contains(&case_id.as_str()) {
-            let near = nearest(&case_id, known);
-            let hint = if near.is_empty() { String::new() } else { format!("; did you mean {}?", near.join(", ")) };
-            return Err(ConfigError::new(path, format!("{at}: no case has the id `{case_id}` (`mcpcert list` prints them){hint}")));
+        let ids: Vec<String> = if known.contains(&case_id.as_str()) {
+            vec![case_id.clone()]
+        } else {
+            let of: Vec<String> = scenarios.iter().filter(|(s, _)| *s == case_id).map(|(_, c)| c.to_string()).collect();
+            if of.is_empty() {
+                let near = nearest(&case_id, known);
+                let hint = if near.is_empty() { String::new() } else { format!("; did you mean {}?", near.join(", ")) };
+                return Err(ConfigError::new(
+                    path,
+                    format!(
+                        "{at}: no case has the id `{case_id}`, and no requirement scenario has that name (`mcpcert list` prints them){hint}"
+                    ),
+                ));
+            }
+            of
+        };
+        for id in ids {
+            if let Some(other) =
+                entries.iter().find(|e| e.case_id == id && (e.transport.is_none() || transport.is_none() || e.transport == transport))
+            {
+                return Err(ConfigError::new(path, format!("{at}: `{}` already names the case {id}; keep one of the two", other.key)));
+            }
+            entries.push(Entry { key: key.clone(), case_id: id, transport, reason: reason.clone() });
         }
-        if let Some(other) =
-            entries.iter().find(|e| e.case_id == case_id && (e.transport.is_none() || transport.is_none() || e.transport == transport))
-        {
-            return Err(ConfigError::new(path, format!("{at}: `{}` already names this case; keep one of the two", other.key)));
-        }
-        entries.push(Entry { key, case_id, transport, reason });
     }
     Ok(Baseline { file: path.display().to_string(), entries })
 }
@@ -127,7 +143,12 @@ impl Baseline {
             expected_failures: count(BaselineOutcome::ExpectedFailure),
             stale: marks.iter().filter(|m| m.outcome == BaselineOutcome::Stale).map(|m| m.entry.clone()).collect(),
             not_applicable: count(BaselineOutcome::NotApplicable),
-            not_in_run: self.entries.iter().filter(|e| !marks.iter().any(|m| m.entry == e.key)).map(|e| e.key.clone()).collect(),
+            not_in_run: {
+                let mut v: Vec<String> =
+                    self.entries.iter().filter(|e| !marks.iter().any(|m| m.entry == e.key)).map(|e| e.key.clone()).collect();
+                v.dedup();
+                v
+            },
         }
     }
 }
@@ -139,7 +160,22 @@ mod tests {
     const KNOWN: &[&str] = &["2026-07-28/tools/call-unknown-tool", "2026-07-28/http/origin-forbidden", "2025-11-25/tools/list-order"];
 
     fn p(text: &str) -> Result<Baseline, ConfigError> {
-        parse(text, Path::new("b.toml"), KNOWN)
+        parse(
+            text,
+            Path::new("b.toml"),
+            KNOWN,
+            &[("tools-call-unknown", "2026-07-28/tools/call-unknown-tool"), ("tools-list", "2025-11-25/tools/list-order")],
+        )
+    }
+
+    #[test]
+    fn a_scenario_name_names_every_case_that_answers_it() {
+        let b = p("[expected]\n\"tools-list@http\" = \"known\"\n").unwrap();
+        assert_eq!(b.entries.len(), 1);
+        assert_eq!(b.entries[0].case_id, "2025-11-25/tools/list-order");
+        assert_eq!(b.entries[0].key, "tools-list@http");
+        let e = p("[expected]\n\"tools-call-unknown\" = \"a\"\n\"2026-07-28/tools/call-unknown-tool\" = \"b\"\n").unwrap_err().to_string();
+        assert!(e.contains("already names the case"), "{e}");
     }
 
     #[test]
@@ -166,7 +202,7 @@ mod tests {
         let e = p("[expected]\n\"2026-07-28/tools/call-unknown-tool\" = \"a\"\n\"2026-07-28/tools/call-unknown-tool@stdio\" = \"b\"\n")
             .unwrap_err()
             .to_string();
-        assert!(e.contains("already names this case"), "{e}");
+        assert!(e.contains("already names the case"), "{e}");
         let e = p("[expectd]\n").unwrap_err().to_string();
         assert!(e.contains("expectd"), "{e}");
         // One entry per transport is fine.
