@@ -343,7 +343,9 @@ fn finish(files: Vec<(String, String)>) -> Result<Catalog, LoadError> {
         hasher.update([0]);
     }
     // Run order: newest revision first, then file name, then position.
-    cases.sort_by_key(|c| (c.revision, c.source.clone()));
+    // Cases that judge the whole run's traffic come after every other case
+    // of their revision, so that they see all of it.
+    cases.sort_by_key(|c| (c.revision, c.checks().any(|k| k.scope() == checks::Scope::Run), c.source.clone()));
     let digest = format!("sha256:{:x}", hasher.finalize());
     Ok(Catalog { cases, digest, files: names })
 }
