@@ -78,6 +78,13 @@ pub struct FixtureCall {
     /// notifications/message on the call's stream before its result.
     #[serde(default)]
     logs: usize,
+    /// Notifications that must not come with the call (it asked for
+    /// nothing: `notifications/message` without a log level).
+    #[serde(default)]
+    silent: Vec<String>,
+    /// No request may come on the call's stream.
+    #[serde(default)]
+    no_requests: bool,
 }
 
 impl Check for FixtureCall {
@@ -138,6 +145,27 @@ impl Check for FixtureCall {
             self.judge(cx, &r, &mut out);
             if self.progress > 0 {
                 progress(&ex, &token, self.progress, &mut out);
+            }
+            for m in &self.silent {
+                let n = ex
+                    .frames
+                    .iter()
+                    .filter_map(|f| f.value.as_ref())
+                    .filter(|v| v.get("method").and_then(|x| x.as_str()) == Some(m.as_str()))
+                    .count();
+                if n > 0 {
+                    out.fail(format!("{what}: the request asked for no {m}, and {n} came with it"));
+                }
+            }
+            if self.no_requests {
+                let reqs: Vec<&Value> = ex.frames.iter().filter(|f| f.is_server_request()).filter_map(|f| f.value.as_ref()).collect();
+                if let Some(r) = reqs.first() {
+                    out.fail(format!(
+                        "{what}: the server must not send requests on the call's stream; it sent {} ({})",
+                        reqs.len(),
+                        brief(r)
+                    ));
+                }
             }
             if self.logs > 0 {
                 let n = ex

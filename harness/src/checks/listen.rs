@@ -196,11 +196,47 @@ async fn listen_on_process(
 /// The `Facts::trigger_listens` fact.
 pub async fn trigger_pair(cx: &Cx<'_>) -> Result<ListenPair, String> {
     let subs = vec![(cx.session.next_id(), json!({})), (cx.session.next_id(), json!({"toolsListChanged": true}))];
-    // A trigger the config also forbids is never called.
-    let trigger = cx.policy.listen_trigger.as_ref().filter(|t| cx.policy.forbids(&t.tool).is_none());
-    let mut all = listen_sessions(cx, subs, trigger).await?.into_iter().map(Arc::new);
+    let trigger = match trigger(cx).await {
+        Trigger::Use(t) => Some(t),
+        _ => None,
+    };
+    let mut all = listen_sessions(cx, subs, trigger.as_ref()).await?.into_iter().map(Arc::new);
     let quiet = all.next().ok_or("internal: no listen session")?;
     // Only one when the first was refused as unimplemented.
     let tools = all.next().unwrap_or_else(|| quiet.clone());
     Ok((quiet, tools))
+}
+
+/// The conformance fixture that changes the tool set.
+pub const FIXTURE_TRIGGER: &str = "test_trigger_tool_change";
+
+/// The tool that changes the tool set, if there is one to call.
+pub enum Trigger {
+    /// The configured `[subscriptions] trigger_tool`, or the conformance
+    /// fixture the server lists.
+    Use(InputTool),
+    /// The configured one, which the config also forbids.
+    Forbidden(String),
+    None,
+}
+
+/// The configured trigger (unless the config also forbids it), else the
+/// conformance fixture `test_trigger_tool_change` when the server lists it
+/// and fixtures may be called.
+pub async fn trigger(cx: &Cx<'_>) -> Trigger {
+    if let Some(t) = &cx.policy.listen_trigger {
+        return match cx.policy.forbids(&t.tool) {
+            Some(why) => Trigger::Forbidden(why),
+            None => Trigger::Use(t.clone()),
+        };
+    }
+    if !cx.policy.call_fixtures || cx.policy.forbids(FIXTURE_TRIGGER).is_some() {
+        return Trigger::None;
+    }
+    match cx.facts.tools_walk(cx).await {
+        Ok(w) if w.items.iter().any(|t| t.get("name").and_then(|n| n.as_str()) == Some(FIXTURE_TRIGGER)) => {
+            Trigger::Use(InputTool { tool: FIXTURE_TRIGGER.into(), arguments: json!({}) })
+        }
+        _ => Trigger::None,
+    }
 }

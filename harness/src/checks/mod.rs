@@ -81,7 +81,7 @@ impl Need {
             Need::Transport(t) => format!("transport {t}"),
             Need::PlainHttp => "an http:// URL".into(),
             Need::InputTool => "config [input_required]".into(),
-            Need::Trigger => "config [subscriptions]".into(),
+            Need::Trigger => "config [subscriptions] (or the fixture test_trigger_tool_change)".into(),
             Need::Roles(1) => "config [roles.NAME]".into(),
             Need::Roles(n) => format!("config [roles.NAME] x{n}"),
             Need::AllowedOrigin => "--allowed-origin".into(),
@@ -99,9 +99,6 @@ impl Need {
             ),
             Need::InputTool if policy.input_tool.is_none() => {
                 Some("no tool that asks for input is named in the target config ([input_required] tool = \"NAME\"); these checks need one".into())
-            }
-            Need::Trigger if policy.listen_trigger.is_none() => {
-                Some("no tool that changes the tool set is named in the target config ([subscriptions] trigger_tool = \"NAME\")".into())
             }
             Need::Roles(1) if policy.roles.is_empty() => {
                 Some("no roles are configured ([roles.NAME] with the role's credentials and what it must never see)".into())

@@ -40,18 +40,17 @@ impl Check for SubscriptionProbe {
 
     async fn run(&self, cx: &Cx<'_>) -> Outcome {
         let mut out = Outcome::default();
-        let mut trigger = cx.policy.listen_trigger.clone();
         // A trigger the config also forbids is never called.
-        if let Some(why) = trigger.as_ref().and_then(|t| cx.policy.forbids(&t.tool)) {
-            if self.check == ListenCheck::ListChanged {
-                return Outcome::na(why);
-            }
-            trigger = None;
-        }
+        let trigger = match super::listen::trigger(cx).await {
+            super::listen::Trigger::Use(t) => Some(t),
+            super::listen::Trigger::Forbidden(why) if self.check == ListenCheck::ListChanged => return Outcome::na(why),
+            _ => None,
+        };
         if self.check == ListenCheck::ListChanged && trigger.is_none() {
-            return Outcome::na(
-                "no tool that changes the tool set is named in the target config ([subscriptions] trigger_tool = \"NAME\")",
-            );
+            return Outcome::na(format!(
+                "no tool that changes the tool set is named in the target config ([subscriptions] trigger_tool = \"NAME\"), and the server lists no conformance fixture `{}`",
+                super::listen::FIXTURE_TRIGGER
+            ));
         }
         // The two subscriptions a trigger serves (an empty filter, and
         // toolsListChanged) are watched together, once, and judged by three

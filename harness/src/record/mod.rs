@@ -125,6 +125,13 @@ pub struct Basis {
 impl Basis {
     /// One line for messages and `mcpcert list`.
     pub fn render(&self) -> String {
+        if self.keyword == Keyword::Fixture {
+            // Not a quotation: what the scenario defines, in mcpcert's words.
+            return format!(
+                "FIXTURE: {} (what the requirement set's scenario {} defines the fixture to do, in mcpcert's words)",
+                self.quote, self.source
+            );
+        }
         let kind = match self.keyword {
             Keyword::None => " (no keyword: described behaviour)",
             Keyword::Silent => " (POLICY: the spec is silent; the nearest text)",

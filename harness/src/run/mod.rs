@@ -297,7 +297,8 @@ impl Runner {
             if f.kind == FixtureKind::Tool && (!self.policy.call_fixtures || self.policy.forbids(&f.name).is_some()) {
                 return Some((Verdict::NotApplicable, format!("calls to the conformance fixture {f} are turned off by the config")));
             }
-            let listed = if !cx.advertises(list.capability()) {
+            let advertised = cx.advertises(list.capability());
+            let listed = if !advertised {
                 false
             } else {
                 match facts.list_walk(&cx, list).await {
@@ -320,16 +321,15 @@ impl Runner {
                 }
             };
             if !listed {
-                return Some(if self.policy.requirements {
-                    (
-                        Verdict::Fail,
-                        format!(
-                            "the requirement set needs the conformance fixture {f}, which the server does not list (in {})",
-                            list.method()
-                        ),
-                    )
+                let why = if advertised {
+                    format!("the server does not list {f} (in {})", list.method())
                 } else {
-                    (Verdict::NotApplicable, format!("the server has no conformance fixtures: it does not list {f}"))
+                    format!("the server does not advertise capabilities.{}, so it offers no {f}", list.capability())
+                };
+                return Some(if self.policy.requirements {
+                    (Verdict::Fail, format!("the requirement set needs the conformance fixture {f}: {why}"))
+                } else {
+                    (Verdict::NotApplicable, format!("the server has no conformance fixtures: {why}"))
                 });
             }
         }
