@@ -115,11 +115,26 @@ struct RunArgs {
     /// Suite folder (default: the suites built into the binary).
     #[arg(long, value_name = "DIR")]
     suites: Option<PathBuf>,
-    #[arg(long, value_name = "FILE", default_value = "reports/junit.xml")]
+    /// The folder the reports are written to: junit.xml, report.json,
+    /// report.html and contract.json (certificate.json and badge.svg under
+    /// --requirements).
+    #[arg(long, value_name = "DIR", default_value = "reports")]
+    out: PathBuf,
+    /// The JUnit report (default: OUT/junit.xml).
+    #[arg(long = "junit", value_name = "FILE")]
+    junit_file: Option<PathBuf>,
+    /// The JSON report (default: OUT/report.json); contract.json,
+    /// certificate.json and badge.svg are written beside it.
+    #[arg(long = "json", value_name = "FILE")]
+    json_file: Option<PathBuf>,
+    /// The HTML report (default: OUT/report.html).
+    #[arg(long = "html", value_name = "FILE")]
+    html_file: Option<PathBuf>,
+    #[arg(skip)]
     junit: PathBuf,
-    #[arg(long, value_name = "FILE", default_value = "reports/report.json")]
+    #[arg(skip)]
     json: PathBuf,
-    #[arg(long, value_name = "FILE", default_value = "reports/report.html")]
+    #[arg(skip)]
     html: PathBuf,
     /// Where the server's contract as this run saw it is written (tools,
     /// prompts, resources, templates, capabilities; for `contract-diff`);
@@ -268,7 +283,12 @@ fn main() -> ExitCode {
                 ExitCode::from(EXIT_USAGE)
             }
         },
-        Cmd::Run(args) => ExitCode::from(run(args)),
+        Cmd::Run(mut args) => {
+            args.junit = args.junit_file.take().unwrap_or_else(|| args.out.join("junit.xml"));
+            args.json = args.json_file.take().unwrap_or_else(|| args.out.join("report.json"));
+            args.html = args.html_file.take().unwrap_or_else(|| args.out.join("report.html"));
+            ExitCode::from(run(args))
+        }
         Cmd::Lint { file, revision, config, json } => ExitCode::from(lint(&file, &revision, config.as_ref(), json)),
         Cmd::ContractDiff { old, new, json } => ExitCode::from(contract_diff(&old, &new, json)),
         Cmd::VerifyCertificate { certificate, report } => ExitCode::from(cli::offline::verify_certificate(&certificate, &report)),

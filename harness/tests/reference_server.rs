@@ -213,13 +213,14 @@ fn judge_fault(f: &FaultInfo, era: &str, t: &'static str, base: &BTreeMap<String
 /// quirk is about gets the verdict named here.
 #[test]
 fn every_quirk_keeps_every_case_green() {
-    let quirks: [(&str, &str, &str, &str, Verdict); 6] = [
+    let quirks: [(&str, &str, &str, &str, Verdict); 7] = [
         ("trigger-no-change", "http", "modern", "2026-07-28/subscriptions/list-changed-delivered", Verdict::Pass),
         ("mrtr-ask-forever", "stdio", "modern", "2026-07-28/input-required/retry", Verdict::NotApplicable),
         ("session-optional", "http", "legacy", "2025-11-25/lifecycle/http-session-required", Verdict::NotApplicable),
         ("notification-500", "http", "modern", "2026-07-28/headers/notification-202", Verdict::Pass),
         ("version-mismatch-32022", "http", "modern", "2026-07-28/headers/version-mismatch", Verdict::Pass),
         ("serverinfo-also-top-level", "stdio", "modern", "2026-07-28/lifecycle/discover-server-info", Verdict::Pass),
+        ("server-name-markup", "stdio", "modern", "2026-07-28/lifecycle/discover-server-info", Verdict::Pass),
     ];
     let listed = std::process::Command::new(refserver()).arg("--list-quirks").output().unwrap();
     let listed = String::from_utf8_lossy(&listed.stdout);

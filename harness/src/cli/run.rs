@@ -245,53 +245,6 @@ pub fn run(args: RunArgs) -> u8 {
     if let Some(q) = &req_report {
         console.requirements(q, strict);
     }
-    let rep = RunReport {
-        format: "mcpcert-run-report",
-        format_version: report::JSON_FORMAT_VERSION,
-        mcpcert_version: env!("CARGO_PKG_VERSION"),
-        suite_digest: catalog.digest.clone(),
-        started_at_unix_ms: started_unix,
-        duration_ms: run_clock.elapsed().as_millis() as u64,
-        peak_rss_kib: report::peak_rss_kib(),
-        transport: target.transport(),
-        target: target.describe(),
-        revision_requested: set.map(|s| s.revision.as_str().to_string()).unwrap_or_else(|| args.revision.clone()),
-        revisions,
-        strict: args.strict,
-        target_problem: target_problem.clone(),
-        warnings: run_warnings.clone(),
-        baseline: baseline_summary.clone(),
-        requirements: req_report.clone(),
-        summary: summary.clone(),
-        cases: results.clone(),
-    };
-    let mut write_err = contract_failed;
-    for (what, res) in [
-        ("JUnit", report::write_junit(&rep, &args.junit, report::JunitStyle { warn: args.junit_warn, na: args.junit_na })),
-        ("JSON", report::write_json(&rep, &args.json)),
-        ("HTML", report::write_html(&rep, &args.html)),
-    ] {
-        if let Err(e) = res {
-            console::err_line(format!("error: could not write the {what} report: {e}"));
-            write_err = true;
-        }
-    }
-    for w in &run_warnings {
-        console.line(format!("\nwarning: {w}"));
-    }
-    let failed = write_err
-        || results.iter().any(|r| r.counts_as_failure(strict))
-        || req_report.as_ref().is_some_and(|q| q.scenarios.iter().any(|s| s.scored && s.cases.is_empty()));
-    let baseline_note = match &baseline_summary {
-        Some(b) => format!(
-            "; baseline: {} expected failure{}, {} stale entr{}",
-            b.expected_failures,
-            if b.expected_failures == 1 { "" } else { "s" },
-            b.stale.len(),
-            if b.stale.len() == 1 { "y" } else { "ies" }
-        ),
-        None => String::new(),
-    };
     let mut why: Vec<String> = Vec::new();
     let unexpected =
         if target_problem.is_some() { 0 } else { results.iter().filter(|r| r.counts_as_failure(strict) && !r.stale_baseline()).count() };
@@ -319,6 +272,58 @@ pub fn run(args: RunArgs) -> u8 {
     if target_problem.is_some() {
         why.push("the target could not be reached".into());
     }
+    if contract_failed {
+        why.push("the contract could not be written".into());
+    }
+    let rep = RunReport {
+        format: "mcpcert-run-report",
+        format_version: report::JSON_FORMAT_VERSION,
+        mcpcert_version: env!("CARGO_PKG_VERSION"),
+        suite_digest: catalog.digest.clone(),
+        started_at_unix_ms: started_unix,
+        duration_ms: run_clock.elapsed().as_millis() as u64,
+        peak_rss_kib: report::peak_rss_kib(),
+        transport: target.transport(),
+        target: target.describe(),
+        revision_requested: set.map(|s| s.revision.as_str().to_string()).unwrap_or_else(|| args.revision.clone()),
+        revisions,
+        strict: args.strict,
+        target_problem: target_problem.clone(),
+        warnings: run_warnings.clone(),
+        baseline: baseline_summary.clone(),
+        requirements: req_report.clone(),
+        summary: summary.clone(),
+        outcome: report::Outcome { passed: why.is_empty(), why: why.clone() },
+        cases: results.clone(),
+    };
+    let mut write_err = false;
+    for (what, res) in [
+        ("JUnit", report::write_junit(&rep, &args.junit, report::JunitStyle { warn: args.junit_warn, na: args.junit_na })),
+        ("JSON", report::write_json(&rep, &args.json)),
+        ("HTML", report::write_html(&rep, &args.html)),
+    ] {
+        if let Err(e) = res {
+            console::err_line(format!("error: could not write the {what} report: {e}"));
+            write_err = true;
+        }
+    }
+    for w in &run_warnings {
+        console.line(format!("\nwarning: {w}"));
+    }
+    let failed = write_err
+        || contract_failed
+        || results.iter().any(|r| r.counts_as_failure(strict))
+        || req_report.as_ref().is_some_and(|q| q.scenarios.iter().any(|s| s.scored && s.cases.is_empty()));
+    let baseline_note = match &baseline_summary {
+        Some(b) => format!(
+            "; baseline: {} expected failure{}, {} stale entr{}",
+            b.expected_failures,
+            if b.expected_failures == 1 { "" } else { "s" },
+            b.stale.len(),
+            if b.stale.len() == 1 { "y" } else { "ies" }
+        ),
+        None => String::new(),
+    };
     if write_err {
         why.push("a report could not be written".into());
     }

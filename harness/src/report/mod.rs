@@ -2,8 +2,11 @@
 //! page, and the console summary.
 
 pub mod console;
+pub mod html;
 
-use crate::record::{BaselineOutcome, BaselineSummary, CaseResult, Exchange, RequirementsReport, RevisionInfo, Transport, Verdict, clip};
+pub use html::html;
+
+use crate::record::{BaselineOutcome, BaselineSummary, CaseResult, RequirementsReport, RevisionInfo, Transport, Verdict};
 use serde::Serialize;
 use serde_json::Value;
 use std::path::Path;
@@ -67,7 +70,18 @@ pub struct RunReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub requirements: Option<RequirementsReport>,
     pub summary: Summary,
+    /// Whether the run passed, and if not, why (as the console's last
+    /// line says it).
+    pub outcome: Outcome,
     pub cases: Vec<CaseResult>,
+}
+
+/// How a run ended: passed, or failed for the reasons given.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Outcome {
+    pub passed: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub why: Vec<String>,
 }
 
 /// The peak resident set size of this process, in KiB.
@@ -283,163 +297,6 @@ fn esc(s: &str) -> String {
         .replace('<', "&lt;")
         .replace('>', "&gt;")
         .replace('"', "&quot;")
-}
-
-/// A single self-contained page for people.
-pub fn html(report: &RunReport) -> String {
-    let s = &report.summary;
-    let mut out = String::new();
-    out.push_str("<!doctype html><meta charset=utf-8><title>mcpcert report</title><style>body{font:14px system-ui,sans-serif;margin:2em;max-width:70em}table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top}.pass{color:#176a1c}.fail,.error{color:#b00020;font-weight:bold}.warn{color:#9a6700}.na{color:#666}pre{white-space:pre-wrap;background:#f6f6f6;padding:6px;margin:4px 0}</style>");
-    out.push_str(&format!(
-        "<h1>mcpcert report</h1><p>target: <code>{}</code> ({}) · mcpcert {} · suites {}</p><p>{} cases: {} pass, {} fail, {} warn, {} n/a, {} error</p>",
-        esc(&report.target.to_string()),
-        report.transport,
-        report.mcpcert_version,
-        esc(&report.suite_digest),
-        s.total,
-        s.pass,
-        s.fail,
-        s.warn,
-        s.na,
-        s.error
-    ));
-    if let Some(p) = &report.target_problem {
-        out.push_str(&format!("<p class=error>target problem: {}</p>", esc(p)));
-    }
-    for w in &report.warnings {
-        out.push_str(&format!("<p class=warn>run warning: {}</p>", esc(w)));
-    }
-    if let Some(b) = &report.baseline {
-        out.push_str(&format!(
-            "<p>baseline <code>{}</code>: {} entries, {} expected failures, {} stale{}</p>",
-            esc(&b.file),
-            b.entries,
-            b.expected_failures,
-            b.stale.len(),
-            if b.stale.is_empty() {
-                String::new()
-            } else {
-                format!(" (<span class=fail>{}</span>: remove them)", esc(&b.stale.join(", ")))
-            }
-        ));
-    }
-    if let Some(q) = &report.requirements {
-        out.push_str(&format!(
-            "<h2>Requirement set {}</h2><p>{} of {} scored scenarios pass ({} apply to this target)</p><table><tr><th>verdict</th><th>scenario</th><th>why</th></tr>",
-            esc(&q.revision),
-            q.passed,
-            q.scored,
-            q.applicable
-        ));
-        for sc in &q.scenarios {
-            let cls = if sc.verdict == Verdict::NotApplicable { "na" } else { sc.verdict.as_str() };
-            let scored = if sc.scored {
-                String::new()
-            } else {
-                format!(" <small>(not scored: {})</small>", esc(sc.reason.as_deref().unwrap_or("")))
-            };
-            out.push_str(&format!(
-                "<tr><td class={cls}>{}{}</td><td><code>{}</code>{scored}</td><td>{}</td></tr>",
-                sc.verdict.as_str(),
-                if sc.expected { " (expected)" } else { "" },
-                esc(&sc.name),
-                esc(&sc.message)
-            ));
-        }
-        out.push_str("</table>");
-    }
-    out.push_str("<ul>");
-    for r in &report.revisions {
-        out.push_str(&format!("<li>{}: {} — {}</li>", r.revision, if r.supported { "served" } else { "not served" }, esc(&r.reason)));
-    }
-    out.push_str("</ul><table><tr><th>verdict</th><th>case</th><th>level</th><th>details</th></tr>");
-    for c in &report.cases {
-        let cls = match c.verdict {
-            Verdict::NotApplicable => "na",
-            v => v.as_str(),
-        };
-        let mut detail = esc(&c.title);
-        if let Some(b) = &c.baseline {
-            detail.push_str(&format!("<p><b>{}</b> (baseline: {})</p>", baseline_word(b.outcome), esc(&b.reason)));
-        }
-        if !c.message.is_empty() {
-            detail.push_str(&format!("<pre>{}</pre>", esc(&c.message)));
-        }
-        detail.push_str(&format!(
-            "<details><summary>why {}</summary><blockquote>{}</blockquote></details>",
-            esc(c.level.as_str()),
-            esc(&c.basis.render())
-        ));
-        if let Some(t) = &c.stderr_tail {
-            detail.push_str(&format!("<p>the server's stderr ended with:</p><pre>{}</pre>", esc(t)));
-        }
-        if let Some(r) = &c.reproducer {
-            detail.push_str(&format!("<details><summary>reproduce</summary><pre>{}</pre></details>", esc(r)));
-        }
-        if !c.transcript.is_empty() {
-            detail.push_str(&format!(
-                "<details><summary>transcript ({} exchanges)</summary>{}</details>",
-                c.transcript.len(),
-                transcript_html(&c.transcript)
-            ));
-        }
-        out.push_str(&format!(
-            "<tr><td class={cls}>{}{}</td><td><code>{}</code><br><small>{}</small></td><td>{}</td><td>{detail}</td></tr>",
-            c.verdict.as_str(),
-            match c.baseline.as_ref().map(|b| b.outcome) {
-                Some(BaselineOutcome::ExpectedFailure) => " (expected)",
-                Some(BaselineOutcome::Stale) => " (stale baseline entry)",
-                _ => "",
-            },
-            esc(&c.id),
-            esc(&c.spec),
-            esc(c.level.as_str())
-        ));
-    }
-    out.push_str("</table>");
-    out
-}
-
-/// The exchanges of a case for people: what was sent, what came back,
-/// notes; each part clipped (the JSON report has them whole).
-fn transcript_html(t: &[Exchange]) -> String {
-    let clip = |s: &str| clip(s, 2000);
-    let mut out = String::new();
-    for ex in t.iter().take(30) {
-        out.push_str(&format!("<p><b>{}</b>", esc(&ex.label)));
-        if let Some(st) = ex.status {
-            out.push_str(&format!(" · HTTP {st}"));
-        }
-        out.push_str(&format!(" · {} ms</p>", ex.ms));
-        let mut lines = Vec::new();
-        for (k, v) in &ex.sent_headers {
-            lines.push(format!("> {k}: {v}"));
-        }
-        if let Some(b) = &ex.sent {
-            lines.push(format!("> {}", clip(b)));
-        }
-        for f in ex.frames.iter().take(10) {
-            lines.push(format!("< {}", clip(&f.raw)));
-        }
-        if ex.frames.is_empty()
-            && let Some(b) = &ex.body
-        {
-            lines.push(format!("< {}", clip(b)));
-        }
-        if let Some(e) = &ex.error {
-            lines.push(format!("! {e}"));
-        }
-        if let Some(n) = &ex.note {
-            lines.push(clip(n));
-        }
-        if !lines.is_empty() {
-            out.push_str(&format!("<pre>{}</pre>", esc(&lines.join("\n"))));
-        }
-    }
-    if t.len() > 30 {
-        out.push_str(&format!("<p>… {} more in report.json</p>", t.len() - 30));
-    }
-    out
 }
 
 pub fn write_html(report: &RunReport, path: &Path) -> std::io::Result<()> {

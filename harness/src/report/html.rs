@@ -1,0 +1,529 @@
+//! The report page for people: one self-contained HTML file (no network,
+//! no external files) with a header that says what was checked and how it
+//! went, failures first, an index, a filter and the evidence of each case.
+
+use super::{RunReport, baseline_word, esc};
+use crate::record::{BaselineOutcome, CaseResult, Exchange, Verdict, clip};
+
+/// The groups of the page, in the order a reader needs them.
+const GROUPS: [(Verdict, &str, &str); 5] = [
+    (Verdict::Fail, "fail", "Failures"),
+    (Verdict::Error, "error", "Errors"),
+    (Verdict::Warn, "warn", "Warnings"),
+    (Verdict::Pass, "pass", "Passes"),
+    (Verdict::NotApplicable, "na", "Not applicable"),
+];
+
+pub(crate) const STYLE: &str = r#"
+:root{--fail:#b00020;--error:#8a2be2;--warn:#9a6700;--pass:#176a1c;--na:#666;--line:#ddd;--bg:#f6f6f6}
+*{box-sizing:border-box}
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0 auto;padding:1.5em 2em 4em;max-width:78em;color:#1b1b1b}
+h1{font-size:1.5em;margin:.2em 0}h2{font-size:1.2em;margin:1.4em 0 .4em}
+code,pre{font:12.5px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
+pre{white-space:pre-wrap;word-break:break-word;background:var(--bg);padding:6px 8px;margin:4px 0;border-radius:4px}
+a{color:#0645ad}
+.facts{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:.6em 0}
+.facts dt{color:#555}.facts dd{margin:0}
+.outcome{font-size:1.15em;font-weight:600;padding:8px 12px;border-radius:6px;margin:.8em 0}
+.outcome.ok{background:#e6f4e7;color:var(--pass)}.outcome.failed{background:#fde7ea;color:var(--fail)}
+.counts{display:flex;gap:8px;flex-wrap:wrap;margin:.5em 0}
+.chip{border:1px solid var(--line);border-radius:14px;padding:2px 10px;background:#fff;text-decoration:none;color:inherit}
+.v{display:inline-block;min-width:3.6em;text-align:center;font-weight:700;border-radius:4px;padding:0 4px;color:#fff;font-size:12px}
+.v.fail{background:var(--fail)}.v.error{background:var(--error)}.v.warn{background:var(--warn)}.v.pass{background:var(--pass)}.v.na{background:var(--na)}
+.t-fail,.t-error{color:var(--fail);font-weight:600}.t-warn{color:var(--warn)}.t-pass{color:var(--pass)}.t-na{color:var(--na)}
+table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid var(--line);padding:4px 8px;text-align:left;vertical-align:top}
+#filters{position:sticky;top:0;background:#fff;border-bottom:1px solid var(--line);padding:8px 0;z-index:2;display:flex;gap:14px;align-items:center;flex-wrap:wrap}
+#filters input[type=search]{font:inherit;padding:3px 6px;min-width:22em}
+#index ol{columns:2;column-gap:2em;padding-left:1.4em;margin:.3em 0}#index li{break-inside:avoid}
+.case{border:1px solid var(--line);border-left:5px solid var(--na);border-radius:4px;padding:6px 10px;margin:8px 0}
+.case.fail{border-left-color:var(--fail)}.case.error{border-left-color:var(--error)}.case.warn{border-left-color:var(--warn)}.case.pass{border-left-color:var(--pass)}
+.case h3{font-size:1em;margin:0;display:flex;gap:8px;align-items:baseline;flex-wrap:wrap}
+.case h3 a.anchor{color:inherit;text-decoration:none}.case .title{margin:2px 0}
+.meta{color:#555;font-size:12.5px}
+.case:target{box-shadow:0 0 0 3px #ffd54f}
+.compact{padding:3px 10px;margin:3px 0}.compact .title{display:inline;margin-left:.4em;color:#444}
+details>summary{cursor:pointer;color:#333}
+.copy{font:12px system-ui,sans-serif;margin-left:8px;cursor:pointer}
+.hidden{display:none!important}
+blockquote{margin:4px 0;padding-left:10px;border-left:3px solid var(--line);color:#333}
+"#;
+
+/// The page's script: the filter (by verdict and by text) and the copy
+/// buttons. Inline, so the page needs nothing but itself.
+const SCRIPT: &str = r#"
+(function(){
+  var boxes=[].slice.call(document.querySelectorAll('#filters input[type=checkbox]'));
+  var text=document.getElementById('q');
+  var shown=document.getElementById('shown');
+  var cases=[].slice.call(document.querySelectorAll('.case'));
+  function apply(){
+    var on={};boxes.forEach(function(b){on[b.value]=b.checked;});
+    var q=text.value.trim().toLowerCase();var n=0;
+    cases.forEach(function(c){
+      var ok=on[c.dataset.verdict]&&(!q||c.dataset.text.indexOf(q)>=0);
+      c.classList.toggle('hidden',!ok);if(ok)n++;
+    });
+    document.querySelectorAll('section.group').forEach(function(g){
+      var any=g.querySelector('.case:not(.hidden)');g.classList.toggle('hidden',!any);
+      var d=g.querySelector('details.fold');if(d&&q&&any)d.open=true;
+    });
+    shown.textContent=n+' of '+cases.length+' cases shown';
+  }
+  boxes.forEach(function(b){b.addEventListener('change',apply);});
+  text.addEventListener('input',apply);
+  document.querySelectorAll('.chip[data-only]').forEach(function(a){
+    a.addEventListener('click',function(e){
+      e.preventDefault();var v=a.dataset.only;
+      boxes.forEach(function(b){b.checked=(b.value===v);});
+      var g=document.getElementById('g-'+v);var d=g&&g.querySelector('details.fold');if(d)d.open=true;
+      apply();if(g)g.scrollIntoView();
+    });
+  });
+  function openTarget(){
+    var id=decodeURIComponent(location.hash.slice(1));var el=id&&document.getElementById(id);
+    if(!el)return;var d=el.closest('details.fold');if(d)d.open=true;
+    if(el.classList.contains('hidden')){boxes.forEach(function(b){b.checked=true;});text.value='';apply();}
+    el.scrollIntoView();
+  }
+  window.addEventListener('hashchange',openTarget);openTarget();
+  document.querySelectorAll('button.copy').forEach(function(b){
+    b.addEventListener('click',function(){
+      var from=document.getElementById(b.dataset.copy);var s=from.textContent;
+      function done(){b.textContent='copied';setTimeout(function(){b.textContent='copy';},1500);}
+      function fallback(){var t=document.createElement('textarea');t.value=s;document.body.appendChild(t);t.select();
+        try{document.execCommand('copy');done();}catch(e){}document.body.removeChild(t);}
+      if(navigator.clipboard&&navigator.clipboard.writeText){navigator.clipboard.writeText(s).then(done,fallback);}else{fallback();}
+    });
+  });
+  apply();
+})();
+"#;
+
+/// The class a verdict is drawn with.
+pub(crate) fn class(v: Verdict) -> &'static str {
+    match v {
+        Verdict::NotApplicable => "na",
+        v => v.as_str(),
+    }
+}
+
+/// The anchor of a case on the page.
+fn anchor(c: &CaseResult) -> String {
+    format!("case-{}", c.id.replace(['/', '@', ' '], "-"))
+}
+
+/// A spec reference (`2026-07-28/server/discover#discoverresult (D1, D2)`
+/// or a basis source) as a link to the published page, when it names one.
+pub(crate) fn spec_link(reference: &str) -> String {
+    let (head, tail) = match reference.find(' ') {
+        Some(i) => reference.split_at(i),
+        None => (reference, ""),
+    };
+    let (path, frag) = match head.split_once('#') {
+        Some((p, f)) => (p, Some(f)),
+        None => (head, None),
+    };
+    let mut parts = path.splitn(2, '/');
+    let (rev, doc) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+    let is_rev = rev.len() == 10 && rev.bytes().enumerate().all(|(i, b)| if i == 4 || i == 7 { b == b'-' } else { b.is_ascii_digit() });
+    if !is_rev || doc.is_empty() || !doc.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_/.".contains(&b)) {
+        return esc(reference);
+    }
+    let frag_ok = frag.is_none_or(|f| f.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b)));
+    if !frag_ok {
+        return esc(reference);
+    }
+    let url = if doc.ends_with(".ts") || doc.ends_with(".json") {
+        // The schema itself: the file in the specification's repository.
+        format!("https://github.com/modelcontextprotocol/modelcontextprotocol/blob/main/schema/{rev}/{doc}")
+    } else {
+        let f = frag.map(|f| format!("#{f}")).unwrap_or_default();
+        format!("https://modelcontextprotocol.io/specification/{rev}/{doc}{f}")
+    };
+    format!("<a href=\"{}\">{}</a>{}", esc(&url), esc(head), esc(tail))
+}
+
+/// Unix milliseconds as `YYYY-MM-DD HH:MM:SS UTC`.
+pub(crate) fn utc(ms: u128) -> String {
+    let secs = (ms / 1000) as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+/// A duration for people.
+pub(crate) fn duration(ms: u64) -> String {
+    if ms < 1000 {
+        format!("{ms} ms")
+    } else if ms < 120_000 {
+        format!("{:.1} s", ms as f64 / 1000.0)
+    } else {
+        format!("{} min {} s", ms / 60_000, ms / 1000 % 60)
+    }
+}
+
+/// The server's name and version as the run learnt them (from discover or
+/// initialize), if it did.
+pub fn server_name(report: &RunReport) -> Option<String> {
+    let info = report.revisions.iter().filter(|r| r.supported).find_map(|r| r.server_info.as_ref())?;
+    let name = info.get("title").or_else(|| info.get("name")).and_then(|v| v.as_str())?;
+    Some(match info.get("version").and_then(|v| v.as_str()) {
+        Some(v) => format!("{name} {v}"),
+        None => name.to_string(),
+    })
+}
+
+fn target_text(report: &RunReport) -> String {
+    let t = &report.target;
+    t.get("command").or_else(|| t.get("url")).and_then(|v| v.as_str()).map(str::to_string).unwrap_or_else(|| t.to_string())
+}
+
+/// A single self-contained page for people.
+pub fn html(report: &RunReport) -> String {
+    let s = &report.summary;
+    let server = server_name(report);
+    let mut out = String::with_capacity(64 * 1024);
+    let failed = !report.outcome.passed;
+    out.push_str(&format!(
+        "<!doctype html><html lang=en><head><meta charset=utf-8><meta name=viewport content=\"width=device-width,initial-scale=1\"><title>mcpcert: {} — {}</title><style>{STYLE}</style></head><body>",
+        esc(server.as_deref().unwrap_or("server")),
+        if failed { "FAILED" } else { "passed" }
+    ));
+    out.push_str(&format!(
+        "<header id=top><h1>mcpcert report: <span id=server>{}</span></h1><dl class=facts>",
+        esc(server.as_deref().unwrap_or("(the server did not name itself)"))
+    ));
+    let served: Vec<String> = report
+        .revisions
+        .iter()
+        .map(|r| if r.supported { format!("{} (served)", r.revision) } else { format!("{} (not served: {})", r.revision, esc(&r.reason)) })
+        .collect();
+    for (k, v) in [
+        ("target", format!("<code>{}</code>", esc(&target_text(report)))),
+        ("transport", report.transport.to_string()),
+        ("revisions", served.join("<br>")),
+        ("requested", esc(&report.revision_requested)),
+        ("date", utc(report.started_at_unix_ms)),
+        ("duration", duration(report.duration_ms)),
+        (
+            "mode",
+            if report.strict { "--strict (a warning fails the run)".into() } else { "default (a SHOULD not met is a warning)".into() },
+        ),
+        ("mcpcert", format!("{} · suites <code>{}</code>", esc(report.mcpcert_version), esc(&report.suite_digest))),
+    ] {
+        out.push_str(&format!("<dt>{k}</dt><dd id=fact-{k}>{v}</dd>"));
+    }
+    out.push_str("</dl>");
+    out.push_str(&format!(
+        "<p id=outcome class=\"outcome {}\">{}</p>",
+        if failed { "failed" } else { "ok" },
+        if failed {
+            format!("FAILED: {}", esc(&report.outcome.why.join("; ")))
+        } else {
+            "passed: no failure counts against this run".into()
+        }
+    ));
+    out.push_str("<div class=counts id=counts>");
+    out.push_str(&format!("<span class=chip>{} cases</span>", s.total));
+    for (v, cls, _) in GROUPS {
+        let n = count(s, v);
+        out.push_str(&format!("<a class=chip href=\"#g-{cls}\" data-only={cls}><span class=\"t-{cls}\">{n} {}</span></a>", word(v)));
+    }
+    out.push_str("</div></header>");
+
+    if let Some(p) = &report.target_problem {
+        out.push_str(&format!("<p class=t-error>target problem: {}</p>", esc(p)));
+    }
+    for w in &report.warnings {
+        out.push_str(&format!("<p class=t-warn>run warning: {}</p>", esc(w)));
+    }
+    if let Some(b) = &report.baseline {
+        out.push_str(&format!(
+            "<p id=baseline>baseline <code>{}</code>: {} entries, {} expected failures, {} stale{}</p>",
+            esc(&b.file),
+            b.entries,
+            b.expected_failures,
+            b.stale.len(),
+            if b.stale.is_empty() {
+                String::new()
+            } else {
+                format!(" (<span class=t-fail>{}</span>: remove them)", esc(&b.stale.join(", ")))
+            }
+        ));
+    }
+    if let Some(q) = &report.requirements {
+        out.push_str(&format!(
+            "<h2 id=requirements>Requirement set {}</h2><p>{} of {} scored scenarios pass ({} apply to this target)</p><table><tr><th>verdict</th><th>scenario</th><th>why</th></tr>",
+            esc(&q.revision),
+            q.passed,
+            q.scored,
+            q.applicable
+        ));
+        for sc in &q.scenarios {
+            let scored = if sc.scored {
+                String::new()
+            } else {
+                format!(" <small>(not scored: {})</small>", esc(sc.reason.as_deref().unwrap_or("")))
+            };
+            let cases: Vec<String> = sc
+                .cases
+                .iter()
+                .filter_map(|id| report.cases.iter().find(|c| &c.id == id))
+                .map(|c| format!("<a href=\"#{}\">{}</a>", anchor(c), esc(c.id.rsplit('/').next().unwrap_or(&c.id))))
+                .collect();
+            out.push_str(&format!(
+                "<tr><td><span class=\"v {}\">{}</span>{}</td><td><code>{}</code>{scored}<br><small>{}</small></td><td>{}</td></tr>",
+                class(sc.verdict),
+                word(sc.verdict),
+                if sc.expected { " (expected)" } else { "" },
+                esc(&sc.name),
+                cases.join(", "),
+                esc(&sc.message)
+            ));
+        }
+        out.push_str("</table>");
+    }
+
+    // The order of the page: by group, and within a group the failures
+    // that count against the run before the expected ones.
+    let grouped: Vec<(Verdict, &str, &str, Vec<&CaseResult>)> = GROUPS
+        .iter()
+        .map(|&(v, cls, title)| {
+            let mut cs: Vec<&CaseResult> = report.cases.iter().filter(|c| c.verdict == v).collect();
+            cs.sort_by_key(|c| !c.counts_as_failure(report.strict));
+            (v, cls, title, cs)
+        })
+        .collect();
+
+    out.push_str("<nav id=index><h2>Index</h2>");
+    for (_, cls, title, cs) in &grouped {
+        if cs.is_empty() {
+            continue;
+        }
+        let items: String = cs.iter().map(|c| format!("<li><a href=\"#{}\">{}</a></li>", anchor(c), esc(&c.id))).collect();
+        if matches!(*cls, "pass" | "na") {
+            out.push_str(&format!("<details><summary><a href=\"#g-{cls}\">{title}</a> ({})</summary><ol>{items}</ol></details>", cs.len()));
+        } else {
+            out.push_str(&format!("<p><a href=\"#g-{cls}\">{title}</a> ({})</p><ol>{items}</ol>", cs.len()));
+        }
+    }
+    out.push_str("</nav>");
+
+    out.push_str("<div id=filters role=search><span>show:</span>");
+    for (v, cls, _) in GROUPS {
+        out.push_str(&format!("<label><input type=checkbox value={cls} checked> <span class=\"t-{cls}\">{}</span></label>", word(v)));
+    }
+    out.push_str(
+        "<input type=search id=q placeholder=\"filter by id, title, message…\" aria-label=\"filter by text\"><span id=shown></span><a href=\"#top\">top</a></div>",
+    );
+
+    for (v, cls, title, cs) in &grouped {
+        if cs.is_empty() {
+            continue;
+        }
+        let body: String = cs.iter().map(|c| case_html(c, *v)).collect();
+        if *cls == "na" {
+            out.push_str(&format!(
+                "<section class=group id=g-{cls}><details class=fold><summary><h2 style=display:inline>{title} ({})</h2> <span class=meta>each says why it does not apply</span></summary>{body}</details></section>",
+                cs.len()
+            ));
+        } else {
+            out.push_str(&format!("<section class=group id=g-{cls}><h2>{title} ({})</h2>{body}</section>", cs.len()));
+        }
+    }
+    out.push_str(&format!("<script>{SCRIPT}</script></body></html>"));
+    out
+}
+
+fn count(s: &super::Summary, v: Verdict) -> usize {
+    match v {
+        Verdict::Pass => s.pass,
+        Verdict::Fail => s.fail,
+        Verdict::Warn => s.warn,
+        Verdict::NotApplicable => s.na,
+        Verdict::Error => s.error,
+    }
+}
+
+/// The page's word for a verdict, as the console says it.
+pub(crate) fn word(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Pass => "pass",
+        Verdict::Fail => "FAIL",
+        Verdict::Warn => "warn",
+        Verdict::NotApplicable => "n/a",
+        Verdict::Error => "ERROR",
+    }
+}
+
+/// One case: what it checks, the verdict and why, and the evidence.
+fn case_html(c: &CaseResult, v: Verdict) -> String {
+    let id = anchor(c);
+    let cls = class(v);
+    let compact = matches!(v, Verdict::Pass | Verdict::NotApplicable);
+    let search = format!("{} {} {} {}", c.id, c.title, c.message, c.spec).to_lowercase();
+    let mut h = format!(
+        "<article class=\"case {cls}{}\" id=\"{id}\" data-verdict={cls} data-text=\"{}\"><h3><span class=\"v {cls}\">{}</span><a class=anchor href=\"#{id}\"><code>{}</code></a><span class=meta>{} · {}</span>",
+        if compact { " compact" } else { "" },
+        esc(&search),
+        word(v),
+        esc(&c.id),
+        esc(c.level.as_str()),
+        c.transport,
+    );
+    match c.baseline.as_ref().map(|b| b.outcome) {
+        Some(BaselineOutcome::ExpectedFailure) => h.push_str("<span class=meta>expected failure (baseline)</span>"),
+        Some(BaselineOutcome::Stale) => h.push_str("<span class=t-fail>stale baseline entry: remove it</span>"),
+        _ => {}
+    }
+    if c.not_scored {
+        h.push_str("<span class=meta>not scored</span>");
+    }
+    h.push_str("</h3>");
+    h.push_str(&format!("<p class=title>{}</p>", esc(&c.title)));
+    if compact {
+        // A pass or n/a: one line, its reason, and the evidence folded.
+        if !c.message.is_empty() {
+            h.push_str(&format!("<div class=meta>{}</div>", esc(&c.message)));
+        }
+        h.push_str("<details><summary>details</summary>");
+        h.push_str(&evidence(c, &id));
+        h.push_str("</details></article>");
+        return h;
+    }
+    if !c.message.is_empty() {
+        h.push_str(&format!("<pre class=message>{}</pre>", esc(&c.message)));
+    }
+    h.push_str(&evidence(c, &id));
+    h.push_str("</article>");
+    h
+}
+
+/// The basis, spec reference, baseline, stderr, reproducer and transcript.
+fn evidence(c: &CaseResult, id: &str) -> String {
+    let mut h = String::new();
+    h.push_str(&format!("<p class=meta>spec: {} · {} ms</p>", spec_link(&c.spec), c.duration_ms));
+    h.push_str(&format!("<blockquote>why {}: {}</blockquote>", esc(c.level.as_str()), basis_html(c)));
+    if let Some(b) = &c.baseline {
+        h.push_str(&format!(
+            "<p><b>{}</b> (baseline entry <code>{}</code>: {})</p>",
+            baseline_word(b.outcome),
+            esc(&b.entry),
+            esc(&b.reason)
+        ));
+    }
+    if !c.answers.is_empty() {
+        h.push_str(&format!(
+            "<p class=meta>answers requirement scenario{}: {}</p>",
+            if c.answers.len() == 1 { "" } else { "s" },
+            esc(&c.answers.join(", "))
+        ));
+    }
+    if let Some(t) = &c.stderr_tail {
+        h.push_str(&format!("<p>the server's stderr ended with:</p><pre>{}</pre>", esc(t)));
+    }
+    if let Some(r) = &c.reproducer {
+        h.push_str(&format!(
+            "<details class=repro open><summary>reproduce</summary><button class=copy data-copy=\"{id}-repro\">copy</button><pre id=\"{id}-repro\">{}</pre></details>",
+            esc(r)
+        ));
+    }
+    if !c.transcript.is_empty() {
+        h.push_str(&format!(
+            "<details class=transcript><summary>transcript ({} exchange{})</summary><button class=copy data-copy=\"{id}-tx\">copy</button><div id=\"{id}-tx\">{}</div></details>",
+            c.transcript.len(),
+            if c.transcript.len() == 1 { "" } else { "s" },
+            transcript_html(&c.transcript)
+        ));
+    }
+    h
+}
+
+/// The basis sentence, with its source as a link where it names a page.
+fn basis_html(c: &CaseResult) -> String {
+    let rendered = c.basis.render();
+    let source = &c.basis.source;
+    match rendered.find(source.as_str()) {
+        Some(i) if !source.is_empty() => {
+            format!("{}{}{}", esc(&rendered[..i]), spec_link(source), esc(&rendered[i + source.len()..]))
+        }
+        _ => esc(&rendered),
+    }
+}
+
+/// The exchanges of a case for people: what was sent, what came back,
+/// notes; each part clipped (the JSON report has them whole).
+fn transcript_html(t: &[Exchange]) -> String {
+    let clip = |s: &str| clip(s, 2000);
+    let mut out = String::new();
+    for ex in t.iter().take(30) {
+        out.push_str(&format!("<p><b>{}</b>", esc(&ex.label)));
+        if let Some(st) = ex.status {
+            out.push_str(&format!(" · HTTP {st}"));
+        }
+        out.push_str(&format!(" · {} ms</p>", ex.ms));
+        let mut lines = Vec::new();
+        for (k, v) in &ex.sent_headers {
+            lines.push(format!("> {k}: {v}"));
+        }
+        if let Some(b) = &ex.sent {
+            lines.push(format!("> {}", clip(b)));
+        }
+        for f in ex.frames.iter().take(10) {
+            lines.push(format!("< {}", clip(&f.raw)));
+        }
+        if ex.frames.is_empty()
+            && let Some(b) = &ex.body
+        {
+            lines.push(format!("< {}", clip(b)));
+        }
+        if let Some(e) = &ex.error {
+            lines.push(format!("! {e}"));
+        }
+        if let Some(n) = &ex.note {
+            lines.push(clip(n));
+        }
+        if !lines.is_empty() {
+            out.push_str(&format!("<pre>{}</pre>", esc(&lines.join("\n"))));
+        }
+    }
+    if t.len() > 30 {
+        out.push_str(&format!("<p>… {} more in report.json</p>", t.len() - 30));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spec_references_become_links_only_when_they_name_a_page() {
+        assert_eq!(
+            spec_link("2026-07-28/server/discover#discoverresult (D1, D2)"),
+            "<a href=\"https://modelcontextprotocol.io/specification/2026-07-28/server/discover#discoverresult\">2026-07-28/server/discover#discoverresult</a> (D1, D2)"
+        );
+        assert!(
+            spec_link("2025-11-25/schema.ts#SetLevelRequest")
+                .contains("github.com/modelcontextprotocol/modelcontextprotocol/blob/main/schema/2025-11-25/schema.ts")
+        );
+        assert_eq!(spec_link("tools-call-simple-text"), "tools-call-simple-text");
+        assert_eq!(spec_link("2026-07-28/x\"onmouseover=alert(1)"), "2026-07-28/x&quot;onmouseover=alert(1)");
+    }
+
+    #[test]
+    fn dates_are_utc() {
+        assert_eq!(utc(0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(utc(1_796_053_410_000), "2026-11-30 15:43:30 UTC");
+        assert_eq!(utc(951_782_400_000), "2000-02-29 00:00:00 UTC");
+    }
+}
