@@ -7,11 +7,14 @@
 # Everything is installed at pinned versions (fixtures/interop/requirements.txt,
 # fixtures/interop/npm/package-lock.json, rmcp-server/Cargo.lock) into
 # $MCPCERT_INTEROP_DIR (default .interop), and reused when already there.
-# For each server: `mcpcert lint` must agree with the run on its tools, and the
-# verdicts must equal fixtures/interop/expected/<name>.txt (a diff is printed;
-# MCPCERT_UPDATE_EXPECTED=1 rewrites the files). Any difference fails the
-# script. Reports go to reports/interop/<name>/. HTTP servers listen on
-# 127.0.0.1 only, on free ports, and their process groups are killed at exit.
+# The runs are one `mcpcert matrix` over a targets file written here
+# (reports/interop/targets.toml: the HTTP servers are started first, on free
+# ports of 127.0.0.1), -j $MCPCERT_INTEROP_JOBS at a time (default 4); then
+# `mcpcert diff --any-change` against fixtures/interop/expected/<name>.txt
+# (any difference fails the script; MCPCERT_UPDATE_EXPECTED=1 rewrites the
+# files from the run), and for each server `mcpcert lint` must agree with the
+# run on its tools. Reports go to reports/interop/ (matrix.html, junit.xml,
+# <name>/). The HTTP servers' process groups are killed at exit.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib/interop-env.sh
@@ -19,31 +22,60 @@ setup_servers
 status=0
 say() { printf '%s\n' "$*"; }
 
-# --- runs --------------------------------------------------------------------
+# --- the targets ------------------------------------------------------------
 out=reports/interop
+rm -rf "$out"
 mkdir -p "$out"
-run() {
-  name=$1; shift
-  mkdir -p "$out/$name"
-  local t0=$SECONDS
-  "$m" run "$@" --junit "$out/$name/junit.xml" --json "$out/$name/report.json" \
-    --html "$out/$name/report.html" >"$out/$name.log" 2>&1
-  say "$name: mcpcert exit $? in $((SECONDS - t0)) s ($(grep "^test result:" "$out/$name.log" | tail -n 1))"
-  python3 scripts/lint-agrees.py "$out/$name/report.json" "$m" | sed "s/^/  lint vs run, /"
-  [ "${PIPESTATUS[0]}" = 0 ] || status=1
-  python3 scripts/verdicts.py "$out/$name/report.json" "fixtures/interop/expected/$name.txt" \
-    ${MCPCERT_UPDATE_EXPECTED:+--update} | sed "s/^/  /"
-  [ "${PIPESTATUS[0]}" = 0 ] || status=1
+targets=$out/targets.toml
+: >"$targets"
+q() { python3 -c 'import json, sys; print(json.dumps(sys.argv[1]))' "$1"; }
+# add_target NAME command|url VALUE [MCPCERT OPTIONS...]: a [[target]] table;
+# --config FILE becomes its config (absolute: the file lives in reports/).
+add_target() {
+  local name=$1 kind=$2 value=$3 cfg="" extra=() sep="" a
+  shift 3
+  while [ $# -gt 0 ]; do
+    if [ "$1" = --config ]; then cfg=$root/$2; shift 2; else extra+=("$1"); shift; fi
+  done
+  {
+    printf '[[target]]\nname = %s\n%s = %s\n' "$(q "$name")" "$kind" "$(q "$value")"
+    [ -z "$cfg" ] || printf 'config = %s\n' "$(q "$cfg")"
+    if [ ${#extra[@]} -gt 0 ]; then
+      printf 'args = ['
+      for a in "${extra[@]}"; do printf '%s%s' "$sep" "$(q "$a")"; sep=", "; done
+      printf ']\n'
+    fi
+    printf '\n'
+  } >>"$targets"
 }
-run mcp-server-time --stdio 'mcp-server-time --local-timezone UTC'
-run fastmcp-stdio --stdio 'fastmcp run fixtures/interop/fastmcp_server.py --transport stdio --no-banner' \
+add_target mcp-server-time command 'mcp-server-time --local-timezone UTC'
+add_target fastmcp-stdio command 'fastmcp run fixtures/interop/fastmcp_server.py --transport stdio --no-banner' \
   --config fixtures/interop/fastmcp.toml
-run server-everything-stdio --stdio "node $everything stdio" --config fixtures/interop/server-everything.toml
-run rmcp-stdio --stdio "$rmcp stdio" --config fixtures/interop/rmcp.toml
-
+add_target server-everything-stdio command "node $everything stdio" --config fixtures/interop/server-everything.toml
+add_target rmcp-stdio command "$rmcp stdio" --config fixtures/interop/rmcp.toml
 for server in fastmcp server-everything rmcp; do
   if start_http "$server" "$out"; then
-    run "$server-http" --http "$url" "${args[@]}"
+    add_target "$server-http" url "$url" "${args[@]}"
   else status=1; fi
+done
+
+# --- the runs, the verdicts, lint ----------------------------------------------
+"$m" matrix "$targets" -j "${MCPCERT_INTEROP_JOBS:-4}" --out "$out"
+[ -s "$out/matrix.json" ] || { say "interop: no matrix.json"; exit 1; }
+if [ -n "${MCPCERT_UPDATE_EXPECTED:-}" ]; then
+  for v in "$out"/*/verdicts.txt; do
+    name=$(basename "$(dirname "$v")")
+    { echo "# expected mcpcert verdicts for this server (MCPCERT_UPDATE_EXPECTED=1 scripts/interop.sh rewrites it)"
+      grep -v '^#' "$v"; } >"fixtures/interop/expected/$name.txt"
+  done
+  say "interop: fixtures/interop/expected/ rewritten from the run"
+fi
+say "verdicts against fixtures/interop/expected/:"
+"$m" diff fixtures/interop/expected "$out" --any-change | sed "s/^/  /"
+[ "${PIPESTATUS[0]}" = 0 ] || status=1
+for r in "$out"/*/report.json; do
+  name=$(basename "$(dirname "$r")")
+  python3 scripts/lint-agrees.py "$r" "$m" | sed "s/^/  $name: lint vs run, /"
+  [ "${PIPESTATUS[0]}" = 0 ] || status=1
 done
 exit $status

@@ -23,6 +23,8 @@ const EXAMPLES: &str = "Examples:
   mcpcert run --stdio CMD --expected-failures known.toml known failures do not fail the run
   mcpcert list                                           every case, its level and what it needs
   mcpcert contract-diff old/contract.json new/contract.json
+  mcpcert matrix targets.toml -j 4                       many servers; reports/matrix/ (matrix.html, junit.xml)
+  mcpcert diff last-night/ reports/matrix/               regressions between two runs (exit 1 on one)
 
 --stdio is not a shell: `FOO=1 cmd` does not set FOO (use [target.env] in a config file).
 
@@ -80,6 +82,58 @@ enum Cmd {
     /// report's sha256, suite digest, version, transport, target and every
     /// scenario verdict). Exit 1 if they do not.
     VerifyCertificate { certificate: PathBuf, report: PathBuf },
+    /// Run many targets (a TOML file of [[target]] tables: name, command or
+    /// url, config, args), up to -j at a time, each with its own reports in
+    /// OUT/<name>/, plus matrix.html (targets × cases), matrix.json and one
+    /// junit.xml. Exit 1 if any target did not pass.
+    Matrix {
+        targets: PathBuf,
+        /// How many targets run at once (default: the number of CPUs).
+        #[arg(short = 'j', long, value_name = "N")]
+        jobs: Option<usize>,
+        #[arg(long, value_name = "DIR", default_value = "reports/matrix")]
+        out: PathBuf,
+        /// Run only this job's share of the targets, K of N (for a CI job
+        /// matrix; `mcpcert merge` joins the shards' folders).
+        #[arg(long, value_name = "K/N")]
+        shard: Option<String>,
+        /// Stop a target's run after this many seconds.
+        #[arg(long, value_name = "S", default_value_t = 1800)]
+        timeout_s: u64,
+        /// How JUnit shows a warning (as `run`).
+        #[arg(long, value_name = "AS", default_value = "as-pass", value_parser = parse_junit_as)]
+        junit_warn: mcpcert::report::JunitAs,
+        /// How JUnit shows n/a (as `run`).
+        #[arg(long, value_name = "AS", default_value = "as-skipped", value_parser = parse_junit_na)]
+        junit_na: mcpcert::report::JunitAs,
+        /// `mcpcert run` options for every target, after `--` (e.g. -- --strict).
+        #[arg(last = true)]
+        run_args: Vec<String>,
+    },
+    /// Join the matrix folders of several shards (or runs) into one matrix.
+    Merge {
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        #[arg(long, value_name = "DIR", default_value = "reports/matrix")]
+        out: PathBuf,
+    },
+    /// Compare two runs: each side a report.json, a verdict list, a matrix
+    /// folder, or a folder of <target>.txt verdict lists. Lists regressions
+    /// (to fail or error), new warnings, fixes, other changes, new and
+    /// removed cases. Exit 1 on a regression.
+    Diff {
+        old: PathBuf,
+        new: PathBuf,
+        /// A new warning is a regression too.
+        #[arg(long)]
+        strict: bool,
+        /// Any change at all fails (for comparing with expected verdicts).
+        #[arg(long)]
+        any_change: bool,
+        /// Print the changes as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Judge tool descriptors offline: reads a tools/list result, a JSON-RPC
     /// response holding one, an array of tools, or several of these in a row
     /// (pages); prints admitted and rejected tools. Exit 1 if any is rejected.
@@ -207,6 +261,15 @@ struct RunArgs {
     previous_contract: Option<PathBuf>,
 }
 
+fn junit_as_word(a: mcpcert::report::JunitAs) -> &'static str {
+    use mcpcert::report::JunitAs;
+    match a {
+        JunitAs::Pass => "as-pass",
+        JunitAs::Skipped => "as-skipped",
+        JunitAs::Failure => "as-failure",
+    }
+}
+
 fn parse_junit_as(s: &str) -> Result<mcpcert::report::JunitAs, String> {
     use mcpcert::report::JunitAs;
     match s {
@@ -291,6 +354,23 @@ fn main() -> ExitCode {
         }
         Cmd::Lint { file, revision, config, json } => ExitCode::from(lint(&file, &revision, config.as_ref(), json)),
         Cmd::ContractDiff { old, new, json } => ExitCode::from(contract_diff(&old, &new, json)),
+        Cmd::Matrix { targets, jobs, out, shard, timeout_s, junit_warn, junit_na, run_args } => {
+            let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+            let style_args =
+                vec!["--junit-warn".into(), junit_as_word(junit_warn).into(), "--junit-na".into(), junit_as_word(junit_na).into()];
+            ExitCode::from(cli::matrix::run_matrix(cli::matrix::MatrixArgs {
+                targets,
+                jobs,
+                out,
+                shard,
+                timeout: std::time::Duration::from_secs(timeout_s),
+                style: mcpcert::report::JunitStyle { warn: junit_warn, na: junit_na },
+                style_args,
+                run_args,
+            }))
+        }
+        Cmd::Merge { dirs, out } => ExitCode::from(cli::matrix::merge(&dirs, &out, mcpcert::report::JunitStyle::standard())),
+        Cmd::Diff { old, new, strict, any_change, json } => ExitCode::from(cli::matrix::diff_cmd(&old, &new, json, strict, any_change)),
         Cmd::VerifyCertificate { certificate, report } => ExitCode::from(cli::offline::verify_certificate(&certificate, &report)),
     }
 }

@@ -2,6 +2,7 @@
 //! set-up. Only the binary uses them.
 
 pub mod certify;
+pub mod matrix;
 pub mod offline;
 pub mod progress;
 pub mod run;

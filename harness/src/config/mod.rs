@@ -38,6 +38,7 @@
 
 pub mod baseline;
 mod policy;
+pub mod targets;
 
 pub use policy::{DEFAULT_SECRET_NAMES, InputTool, Matcher, Policy, Role};
 

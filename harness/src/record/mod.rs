@@ -289,7 +289,9 @@ impl Exchange {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+/// One case's result. Read back from a JSON report (by `matrix`, `merge`
+/// and `diff`) without its transcript.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CaseResult {
     pub id: String,
     pub title: String,
@@ -300,30 +302,31 @@ pub struct CaseResult {
     pub basis: Basis,
     pub transport: Transport,
     pub verdict: Verdict,
-    #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub message: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reproducer: Option<String>,
     pub duration_ms: u64,
     /// The last lines the server wrote to stderr before a case ended in
     /// `error` (a crash's traceback), for the console, JUnit and HTML.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stderr_tail: Option<String>,
     /// Set when the expected-failures baseline names this case.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline: Option<BaselineMark>,
     /// The scenarios of the requirement set this case answers.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub answers: Vec<String>,
     /// Under `--requirements`: the case answers only scenarios that do not
     /// count, so it is reported but never fails the run.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub not_scored: bool,
+    #[serde(default, skip_deserializing)]
     pub transcript: Vec<Exchange>,
 }
 
 /// What the expected-failures baseline made of a case.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct BaselineMark {
     /// The key of the baseline entry (a case id, maybe `@stdio`/`@http`).
     pub entry: String,
@@ -331,7 +334,7 @@ pub struct BaselineMark {
     pub outcome: BaselineOutcome,
 }
 
-#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 pub enum BaselineOutcome {
     /// It fails (or errors, or warns) as the baseline says: the run does
     /// not fail for it.

@@ -2,18 +2,20 @@
 //! page, and the console summary.
 
 pub mod console;
+pub mod diff;
 pub mod html;
+pub mod matrix;
 
 pub use html::html;
 
 use crate::record::{BaselineOutcome, BaselineSummary, CaseResult, RequirementsReport, RevisionInfo, Transport, Verdict};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::path::Path;
 
 pub const JSON_FORMAT_VERSION: u32 = 1;
 
-#[derive(Debug, Clone, Serialize, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, Default, PartialEq)]
 pub struct Summary {
     pub total: usize,
     pub pass: usize,
@@ -77,10 +79,10 @@ pub struct RunReport {
 }
 
 /// How a run ended: passed, or failed for the reasons given.
-#[derive(Debug, Clone, Serialize, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
 pub struct Outcome {
     pub passed: bool,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub why: Vec<String>,
 }
 
@@ -149,16 +151,42 @@ pub fn junit_xml(report: &RunReport) -> String {
 /// JUnit with warnings and n/a shown as `style` says (under --strict a
 /// warning is a failure whatever the style).
 pub fn junit_xml_styled(report: &RunReport, style: JunitStyle) -> String {
-    use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
-    let mut r = Report::new("mcpcert");
+    let mut r = quick_junit::Report::new("mcpcert");
     r.set_time(std::time::Duration::from_millis(report.duration_ms));
+    r.add_test_suites(junit_suites(None, &report.cases, report.strict, report.transport, &report.suite_digest, style));
+    junit_string(r)
+}
+
+/// A JUnit document as text, valid against Jenkins' schema.
+pub fn junit_string(r: quick_junit::Report) -> String {
+    match r.to_string() {
+        Ok(xml) => without_suites_skipped(xml),
+        Err(e) => format!("<!-- junit serialisation failed: {e} -->"),
+    }
+}
+
+/// One testsuite per revision/area of `cases`, named `PREFIX: area` when a
+/// prefix (a matrix target) is given.
+pub fn junit_suites(
+    prefix: Option<&str>,
+    cases: &[CaseResult],
+    strict: bool,
+    transport: Transport,
+    digest: &str,
+    style: JunitStyle,
+) -> Vec<quick_junit::TestSuite> {
+    use quick_junit::{NonSuccessKind, Property, TestCase, TestCaseStatus, TestSuite};
     let mut suites: Vec<(String, TestSuite)> = Vec::new();
-    for c in &report.cases {
-        let suite_name = c.id.splitn(3, '/').take(2).collect::<Vec<_>>().join("/");
+    for c in cases {
+        let area = c.id.splitn(3, '/').take(2).collect::<Vec<_>>().join("/");
+        let suite_name = match prefix {
+            Some(p) => format!("{p}: {area}"),
+            None => area,
+        };
         if !suites.iter().any(|(n, _)| *n == suite_name) {
             let mut s = TestSuite::new(suite_name.clone());
-            s.add_property(Property::new("transport", report.transport.as_str()));
-            s.add_property(Property::new("suite_digest", report.suite_digest.clone()));
+            s.add_property(Property::new("transport", transport.as_str()));
+            s.add_property(Property::new("suite_digest", digest.to_string()));
             suites.push((suite_name.clone(), s));
         }
         let status = match (c.baseline.as_ref().map(|b| b.outcome), c.verdict) {
@@ -181,7 +209,7 @@ pub fn junit_xml_styled(report: &RunReport, style: JunitStyle) -> String {
             }
             (_, v) => match v {
                 Verdict::Pass => TestCaseStatus::success(),
-                Verdict::Warn if report.strict => {
+                Verdict::Warn if strict => {
                     let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
                     st.set_message(first_line(&c.message)).set_type("warn (strict)").set_description(failure_text(c));
                     st
@@ -232,18 +260,14 @@ pub fn junit_xml_styled(report: &RunReport, style: JunitStyle) -> String {
         if c.verdict == Verdict::NotApplicable && style.na == JunitAs::Pass {
             tc.set_system_out(format!("n/a: {}", c.message));
         }
-        if c.verdict == Verdict::Warn && !report.strict && !c.expected_failure() && style.warn == JunitAs::Pass {
+        if c.verdict == Verdict::Warn && !strict && !c.expected_failure() && style.warn == JunitAs::Pass {
             tc.set_system_out(format!("WARNING ({} not met)\n{}", c.level, failure_text(c)));
         }
         if let Some((_, s)) = suites.iter_mut().find(|(n, _)| *n == suite_name) {
             s.add_test_case(tc);
         }
     }
-    r.add_test_suites(suites.into_iter().map(|(_, s)| s));
-    match r.to_string() {
-        Ok(xml) => without_suites_skipped(xml),
-        Err(e) => format!("<!-- junit serialisation failed: {e} -->"),
-    }
+    suites.into_iter().map(|(_, s)| s).collect()
 }
 
 /// Jenkins' schema has no `skipped` attribute on `<testsuites>` (each
