@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Benchmarks (not part of CI's pass/fail). In one run, side by side:
 #  1. mcpcert vs the official conformance suite on the same HTTP servers
-#     (wall time and peak RSS of each whole run, one revision each);
+#     (wall time and peak RSS of each whole run, one revision each), mcpcert
+#     with its default -j and with -j 1, beside the floor: the longest chain
+#     of requests that depend on each other, times the server's round trip;
 #  2. mcpcert's own overhead on the bundled reference server: cases per
 #     second over stdio and HTTP, and time per exchange against a raw
 #     loopback round trip (scripts/rawrtt.py) on the same server;
@@ -36,6 +38,8 @@ for s in refserver:2026-07-28 fastmcp:2026-07-28 rmcp:2026-07-28 server-everythi
       "$official" server --url "$url" --suite all --spec-version "$rev" -o "$b/$name/official.$i"
     timed "$b/$name/mcpcert.$i.time" "$M" run --http "$url" "${args[@]}" --revision "$rev" \
       --json "$b/$name/mcpcert.$i.json" --junit "$b/$name/junit.xml" --html "$b/$name/report.html"
+    timed "$b/$name/mcpcert-j1.$i.time" "$M" run --http "$url" "${args[@]}" --revision "$rev" -j 1 \
+      --json "$b/$name/mcpcert-j1.$i.json" --junit "$b/$name/junit-j1.xml" --html "$b/$name/report-j1.html"
   done
   # the server's own floor: a raw round trip (2026-07-28 only; a 2025-11-25
   # server needs a session, which rawrtt.py does not open)

@@ -12,7 +12,8 @@
 # ports of 127.0.0.1), -j $MCPCERT_INTEROP_JOBS at a time (default 4); then
 # `mcpcert diff --any-change` against fixtures/interop/expected/<name>.txt
 # (any difference fails the script; MCPCERT_UPDATE_EXPECTED=1 rewrites the
-# files from the run), and for each server `mcpcert lint` must agree with the
+# files from the run); each set-up runs with -j 8 and again with -j 1, both
+# with the load check (--load 8), and the two must give the same verdicts; and for each server `mcpcert lint` must agree with the
 # run on its tools. Reports go to reports/interop/ (matrix.html, junit.xml,
 # <name>/). The HTTP servers' process groups are killed at exit.
 set -uo pipefail
@@ -24,7 +25,7 @@ say() { printf '%s\n' "$*"; }
 
 # --- the targets ------------------------------------------------------------
 out=reports/interop
-rm -rf "$out"
+rm -rf "$out" "$out-j1"
 mkdir -p "$out"
 targets=$out/targets.toml
 : >"$targets"
@@ -60,8 +61,13 @@ for server in fastmcp server-everything rmcp; do
 done
 
 # --- the runs, the verdicts, lint ----------------------------------------------
-"$m" matrix "$targets" -j "${MCPCERT_INTEROP_JOBS:-4}" --out "$out"
+"$m" matrix "$targets" -j "${MCPCERT_INTEROP_JOBS:-4}" --out "$out" -- -j 8 --load 8
 [ -s "$out/matrix.json" ] || { say "interop: no matrix.json"; exit 1; }
+# The same set-ups with one case at a time: the verdicts must not change.
+"$m" matrix "$targets" -j "${MCPCERT_INTEROP_JOBS:-4}" --out "$out-j1" -- -j 1 --load 8 >"$out-j1.log" 2>&1
+say "verdicts with -j 1 against -j 8:"
+"$m" diff "$out-j1" "$out" --any-change | sed "s/^/  /"
+[ "${PIPESTATUS[0]}" = 0 ] || status=1
 if [ -n "${MCPCERT_UPDATE_EXPECTED:-}" ]; then
   for v in "$out"/*/verdicts.txt; do
     name=$(basename "$(dirname "$v")")

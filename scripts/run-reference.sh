@@ -10,7 +10,7 @@ cfg=fixtures/refserver/mcpcert.toml
 export REFSERVER_ANALYST_TOKEN="Bearer analyst-token" REFSERVER_OPERATOR_TOKEN="Bearer operator-token"
 status=0
 "$bin/mcpcert" run --stdio "$bin/mcpcert-refserver --era dual" --config "$cfg" \
-  --junit reports/junit.xml --json reports/report.json --html reports/report.html || status=$?
+  --load 8 --junit reports/junit.xml --json reports/report.json --html reports/report.html || status=$?
 
 log=$(mktemp)
 "$bin/mcpcert-refserver" --http 0 --era dual --sse >"$log" 2>/dev/null &
@@ -19,5 +19,5 @@ trap 'kill $pid 2>/dev/null || true; rm -f "$log"' EXIT
 for _ in $(seq 1 50); do grep -q listening "$log" && break; sleep 0.1; done
 url=$(awk '/listening on/ {print $3}' "$log")
 "$bin/mcpcert" run --http "$url" --config "$cfg" --allowed-origin http://localhost \
-  --junit reports/http/junit.xml --json reports/http/report.json --html reports/http/report.html || status=$?
+  --load 8 --junit reports/http/junit.xml --json reports/http/report.json --html reports/http/report.html || status=$?
 exit $status

@@ -198,6 +198,16 @@ struct RunArgs {
     /// SHOULD violations fail the run.
     #[arg(long)]
     strict: bool,
+    /// After the catalogue, replay the run's read-only requests from N
+    /// connections (stdio: processes) at once, and judge the answers (config
+    /// [load]: connections, requests, seconds). Off by default.
+    #[arg(long, value_name = "N")]
+    load: Option<usize>,
+    /// How many cases run at once (default: the number of CPUs, at least
+    /// 4). Cases that change the server's state run alone; -j 1 is the
+    /// serial run. Verdicts and report order do not depend on it.
+    #[arg(short = 'j', long, value_name = "N")]
+    jobs: Option<usize>,
     /// Time allowed for the server's first answer, in milliseconds.
     #[arg(long, value_name = "MS")]
     startup_timeout_ms: Option<u64>,

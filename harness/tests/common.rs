@@ -73,11 +73,13 @@ pub struct Setup {
     pub sse: bool,
     /// `--fixtures`: the conformance fixtures are served too.
     pub fixtures: bool,
+    /// How many cases run at once (mcpcert's default on a small machine).
+    pub jobs: usize,
 }
 
 impl Setup {
     pub fn new(transport: &'static str, era: &str) -> Setup {
-        Setup { transport, era: era.into(), faults: vec![], quirks: vec![], sse: false, fixtures: false }
+        Setup { transport, era: era.into(), faults: vec![], quirks: vec![], sse: false, fixtures: false, jobs: 4 }
     }
     pub fn with_fixtures(mut self) -> Setup {
         self.fixtures = true;
@@ -143,6 +145,8 @@ pub fn run_all(setup: &Setup) -> BTreeMap<String, CaseResult> {
         input_tool: Some(InputTool { tool: "confirm_order".into(), arguments: serde_json::json!({"item": "book"}) }),
         listen_trigger: Some(InputTool { tool: "toggle_beta".into(), arguments: serde_json::json!({}) }),
         roles: roles(),
+        // The load check runs in every set-up, so that its faults show.
+        load: Some(mcpcert::config::LoadSpec { connections: 8, requests: 96, seconds: 20 }),
         ..Default::default()
     };
     let cfg = RunConfig { target, limits, revision: None, rerun_base: "mcpcert run".into(), policy };
@@ -153,10 +157,16 @@ pub fn run_all(setup: &Setup) -> BTreeMap<String, CaseResult> {
             Probe::Unreachable(w) => panic!("reference server unreachable ({setup:?}): {w}"),
         }
         let mut out = BTreeMap::new();
-        for c in &catalog.cases {
-            let r = runner.run_case(c).await;
-            out.insert(c.id.clone(), r);
-        }
+        let cases: Vec<&mcpcert::suite::Case> = catalog.cases.iter().collect();
+        let (_keep, stop) = tokio::sync::watch::channel(0);
+        runner
+            .run_cases(&cases, setup.jobs, stop, |i, r| match r {
+                mcpcert::run::Ran::Done(r) => {
+                    out.insert(cases[i].id.clone(), *r);
+                }
+                mcpcert::run::Ran::Stopped { .. } => panic!("nothing stops this run"),
+            })
+            .await;
         runner.shutdown().await;
         out
     })

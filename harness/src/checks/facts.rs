@@ -10,6 +10,7 @@
 use super::calls::{self, Calls};
 use super::judge::admission::{self, ToolVerdict};
 use super::listen::{self, ListenPair};
+use super::replay::{self, LoadRun};
 use super::walk::{ListMethod, Walk};
 use super::{Cx, Outcome};
 use crate::record::Exchange;
@@ -28,6 +29,7 @@ pub struct Facts {
     verdicts: OnceLock<Arc<Vec<ToolVerdict>>>,
     calls: OnceCell<Fact<Calls>>,
     listens: OnceCell<Fact<ListenPair>>,
+    load: OnceCell<Fact<LoadRun>>,
     /// Header probes' baselines that were served, by request (method and params).
     baselines: Mutex<HashMap<String, Exchange>>,
 }
@@ -81,6 +83,16 @@ impl Facts {
     /// watched together once (with the trigger, if any).
     pub async fn trigger_listens(&self, cx: &Cx<'_>) -> Fact<ListenPair> {
         self.listens.get_or_init(|| async { listen::trigger_pair(cx).await.map(Arc::new) }).await.clone()
+    }
+
+    /// The load replay (`--load N`), made once.
+    pub async fn load(&self, cx: &Cx<'_>) -> Fact<LoadRun> {
+        self.load.get_or_init(|| async { replay::replay(cx).await.map(Arc::new) }).await.clone()
+    }
+
+    /// The load replay's figures, if one was made.
+    pub fn load_stats(&self, rev: crate::wire::Revision) -> Option<crate::record::LoadStats> {
+        self.load.get().and_then(|r| r.as_ref().ok()).map(|r| r.stats(rev))
     }
 
     /// The baseline exchange already served for this request, if any.

@@ -91,6 +91,11 @@ impl Check for FixtureCall {
     const NAME: &'static str = "fixture_call";
     const ABOUT: &'static str = "tools/call of a conformance fixture (`tool`, `arguments` or none): the `blocks` its content must hold (with `mime`), `is_error`, and `progress` notifications for the call's token before the result";
 
+    fn exclusive(&self) -> bool {
+        // After logging/setLevel on the main connection (2025-11-25).
+        self.logs > 0
+    }
+
     async fn run(&self, cx: &Cx<'_>) -> Outcome {
         let mut params = json!({"name": self.tool});
         if let Some(a) = &self.arguments {

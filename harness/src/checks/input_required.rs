@@ -52,6 +52,10 @@ impl Check for InputRequiredProbe {
     const ABOUT: &'static str = "one rule (`check`) of multi round-trip requests, driven by the tool the config names in [input_required]";
     const REVISIONS: &'static [Revision] = &[Revision::Modern];
 
+    fn exclusive(&self) -> bool {
+        true
+    }
+
     fn needs(&self) -> Vec<Need> {
         vec![Need::InputTool]
     }

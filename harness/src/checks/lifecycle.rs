@@ -19,6 +19,10 @@ impl Check for CapabilitiesMatchHandlers {
     const NAME: &'static str = "capabilities_match_handlers";
     const ABOUT: &'static str = "each advertised capability's method works; each method of a capability not advertised answers -32601";
 
+    fn exclusive(&self) -> bool {
+        true
+    }
+
     async fn run(&self, cx: &Cx<'_>) -> Outcome {
         let mut out = Outcome::default();
         let probes: [(&str, &str, Option<Value>); 4] = [
@@ -104,6 +108,10 @@ impl Check for ExitOnStdinEof {
     const NAME: &'static str = "exit_on_stdin_eof";
     const ABOUT: &'static str = "a fresh process answers one request, then exits within 5 s of its stdin being closed";
 
+    fn exclusive(&self) -> bool {
+        true
+    }
+
     fn needs(&self) -> Vec<Need> {
         vec![Need::Transport(Transport::Stdio)]
     }
@@ -150,6 +158,10 @@ impl Check for InitializeOnModern {
     const ABOUT: &'static str =
         "initialize, sent as a 2025-11-25 client would, is refused with an error naming the supported versions (modern-only servers)";
     const REVISIONS: &'static [Revision] = &[Revision::Modern];
+
+    fn exclusive(&self) -> bool {
+        true
+    }
 
     async fn run(&self, cx: &Cx<'_>) -> Outcome {
         let mut out = Outcome::default();
@@ -297,6 +309,10 @@ fn three() -> usize {
 impl Check for ConcurrentRequests {
     const NAME: &'static str = "concurrent_requests";
     const ABOUT: &'static str = "HTTP: `count` tools/list requests sent at once, each on its own connection (2025-11-25: in one session), are each answered 2xx with a result";
+
+    fn exclusive(&self) -> bool {
+        true
+    }
 
     fn needs(&self) -> Vec<Need> {
         vec![Need::Transport(Transport::Http)]

@@ -176,6 +176,11 @@ impl Check for ToolsOrderStable {
     const ABOUT: &'static str = "a second tools/list walk lists the tools in the same order as the shared one";
     const REVISIONS: &'static [Revision] = &[Revision::Modern];
 
+    fn exclusive(&self) -> bool {
+        // Two walks compared: nothing else may list meanwhile.
+        true
+    }
+
     async fn run(&self, cx: &Cx<'_>) -> Outcome {
         let first = match cx.facts.listed_tools(cx).await {
             Ok(w) => w,
@@ -215,6 +220,11 @@ impl Check for ToolsSameOnFresh {
     const NAME: &'static str = "tools_same_on_fresh";
     const ABOUT: &'static str = "a tools/list walk on a fresh connection or process lists the same set as the shared walk";
     const REVISIONS: &'static [Revision] = &[Revision::Modern];
+
+    fn exclusive(&self) -> bool {
+        // Two walks compared: nothing else may list meanwhile.
+        true
+    }
 
     async fn run(&self, cx: &Cx<'_>) -> Outcome {
         let first = match cx.facts.listed_tools(cx).await {

@@ -21,14 +21,17 @@ mod input_required;
 mod lifecycle;
 mod listen;
 mod lists;
+mod load;
 mod mrtr;
 mod reads;
 mod registry;
+mod replay;
 mod roles;
 mod subscriptions;
 mod tools;
 mod walk;
 
+pub use crate::record::LoadStats;
 pub use facts::Facts;
 pub use judge::Weight;
 pub use registry::{ArgError, Entry, REGISTRY, lookup};
@@ -72,6 +75,8 @@ pub enum Need {
     AllowedOrigin,
     /// A tool the call policy allows (known once the tools are listed).
     CallableTool,
+    /// `--load N` / `[load]`: the opt-in load check.
+    Load,
 }
 
 impl Need {
@@ -86,6 +91,7 @@ impl Need {
             Need::Roles(n) => format!("config [roles.NAME] x{n}"),
             Need::AllowedOrigin => "--allowed-origin".into(),
             Need::CallableTool => "a callable tool (readOnlyHint or [tools.NAME] call = true)".into(),
+            Need::Load => "--load N (or config [load])".into(),
         }
     }
 
@@ -106,6 +112,9 @@ impl Need {
             Need::Roles(n) if policy.roles.len() < n => Some("comparing lists across identities needs at least two configured roles".into()),
             Need::AllowedOrigin if policy.allowed_origin.is_none() => {
                 Some("the target config names no allowed Origin ([target] allowed_origin), so mcpcert cannot tell a foreign one".into())
+            }
+            Need::Load if policy.load.is_none() => {
+                Some("the load check is opt-in: --load N (or [load] in the config) replays the run's read-only requests from N connections at once".into())
             }
             _ => None,
         }
@@ -257,6 +266,13 @@ pub trait Check: DeserializeOwned + std::fmt::Debug + Send + Sync + 'static {
         Vec::new()
     }
 
+    /// Whether a case running it must run alone (`-j` notwithstanding):
+    /// it changes what other requests see (a tool set, a log level, a
+    /// subscription, a session), calls tools that may, or judges timing.
+    fn exclusive(&self) -> bool {
+        false
+    }
+
     fn run(&self, cx: &Cx<'_>) -> impl Future<Output = Outcome> + Send;
 }
 
@@ -265,6 +281,7 @@ pub trait DynCheck: std::fmt::Debug + Send + Sync {
     fn name(&self) -> &'static str;
     fn scope(&self) -> Scope;
     fn needs(&self) -> Vec<Need>;
+    fn exclusive(&self) -> bool;
     fn run<'a>(&'a self, cx: &'a Cx<'a>) -> BoxFuture<'a, Outcome>;
 }
 
@@ -277,6 +294,9 @@ impl<T: Check> DynCheck for T {
     }
     fn needs(&self) -> Vec<Need> {
         Check::needs(self)
+    }
+    fn exclusive(&self) -> bool {
+        Check::exclusive(self)
     }
     fn run<'a>(&'a self, cx: &'a Cx<'a>) -> BoxFuture<'a, Outcome> {
         Box::pin(Check::run(self, cx))

@@ -5,7 +5,8 @@
 
 use super::{Check, DynCheck, Scope};
 use super::{
-    audits, client_requests, completion, fixtures, headers, input_required, lifecycle, lists, mrtr, reads, roles, subscriptions, tools,
+    audits, client_requests, completion, fixtures, headers, input_required, lifecycle, lists, load, mrtr, reads, roles, subscriptions,
+    tools,
 };
 use crate::wire::Revision;
 use serde_json::Value;
@@ -80,6 +81,8 @@ pub static REGISTRY: &[Entry] = &[
     entry::<reads::ReadListed>(),
     entry::<reads::ReadTemplate>(),
     entry::<reads::GetListed>(),
+    entry::<load::LoadReplay>(),
+    entry::<load::LoadListens>(),
 ];
 
 pub fn lookup(name: &str) -> Option<&'static Entry> {

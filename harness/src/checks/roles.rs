@@ -121,6 +121,11 @@ impl Check for RolesProbe {
     const ABOUT: &'static str = "one authorization rule (`check`) over what each configured role ([roles.NAME]) lists, completes and calls";
     const REVISIONS: &'static [Revision] = &[Revision::Modern];
 
+    fn exclusive(&self) -> bool {
+        // Lists compared across identities: nothing else may list meanwhile.
+        true
+    }
+
     fn needs(&self) -> Vec<Need> {
         vec![Need::Roles(if self.check == RolesCheck::PublicScope { 2 } else { 1 })]
     }

@@ -34,6 +34,10 @@ impl Check for SubscriptionProbe {
     const ABOUT: &'static str = "one rule (`check`) of subscriptions/listen; list-changed needs the trigger tool of [subscriptions]";
     const REVISIONS: &'static [Revision] = &[Revision::Modern];
 
+    fn exclusive(&self) -> bool {
+        true
+    }
+
     fn needs(&self) -> Vec<Need> {
         if self.check == ListenCheck::ListChanged { vec![Need::Trigger] } else { Vec::new() }
     }

@@ -194,6 +194,10 @@ impl Check for ToolResults {
     const NAME: &'static str = "tool_results";
     const ABOUT: &'static str = "one rule (`check`) over the results of the tool calls the call policy allows";
 
+    fn exclusive(&self) -> bool {
+        true
+    }
+
     fn needs(&self) -> Vec<Need> {
         vec![Need::CallableTool]
     }

@@ -177,13 +177,26 @@ pub async fn walk_on(cx: &Cx<'_>, conn: &mut Connection, list: ListMethod) -> Wa
             ));
             break;
         }
-        let body = cx.request(method, cursor.as_ref().map(|c| json!({"cursor": c})));
         let label = if n == 0 {
             format!("{method} page 1")
         } else {
             format!("{method} page {} (cursor {:?})", n + 1, cursor.as_deref().unwrap_or(""))
         };
-        let mut ex = cx.exchange(conn, &Msg::new(cx.rev, &label, &body)).await;
+        // A page refused as busy (HTTP 429/503, no JSON-RPC answer) is asked
+        // again, twice at most, after a pause: the walk is a fact other
+        // cases judge, not a verdict on load (that is --load's).
+        let mut tries = 0;
+        let mut ex = loop {
+            let body = cx.request(method, cursor.as_ref().map(|c| json!({"cursor": c})));
+            let ex = cx.exchange(conn, &Msg::new(cx.rev, &label, &body)).await;
+            let busy = matches!(ex.status, Some(429) | Some(503)) && ex.response.is_none();
+            if !busy || tries == 2 {
+                break ex;
+            }
+            tries += 1;
+            w.exchanges.push(ex.lite());
+            tokio::time::sleep(std::time::Duration::from_millis(300 * tries)).await;
+        };
         let ex_i = w.exchanges.len();
         let summary = ex.summary();
         let transport_err = ex.error.clone();

@@ -9,8 +9,9 @@ use mcpcert::record::{CaseResult, Verdict};
 use mcpcert::report::console::{self, Console};
 use mcpcert::report::{self, RunReport, Summary};
 use mcpcert::run::plan::Selection;
-use mcpcert::run::{RunConfig, Runner};
+use mcpcert::run::{Ran, RunConfig, Runner};
 use mcpcert::session::Probe;
+use mcpcert::suite::Case;
 use mcpcert::transport::TargetSpec;
 use mcpcert::wire::Revision;
 
@@ -172,25 +173,9 @@ pub fn run(args: RunArgs) -> u8 {
     }
     let progress = super::progress::Ticker::start(runner.waiting(), args.quiet);
     let mut results: Vec<CaseResult> = Vec::new();
-    for case in &cases {
-        let sig = *interrupt.borrow();
-        let res = if sig != 0 {
-            runner.result_for(case, Verdict::Error, format!("not run: the run was interrupted ({})", signal_name(sig)))
-        } else if let Some(why) = &target_problem {
-            runner.result_for(case, Verdict::Error, format!("not run: the target could not be started or reached: {why}"))
-        } else {
-            rt.block_on(async {
-                let mut irq = interrupt.clone();
-                tokio::select! {
-                    r = runner.run_case(case) => r,
-                    sig = irq.wait_for(|s| *s != 0) => {
-                        let sig = sig.map(|s| *s).unwrap_or(2);
-                        runner.result_for(case, Verdict::Error, format!("interrupted ({}) while it ran", signal_name(sig)))
-                    }
-                }
-            })
-        };
-        let mut res = res;
+    let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(4, |n| n.get()).max(4)).max(1);
+    // What the run does with each result, in catalogue order.
+    let mut finish = |case: &Case, mut res: CaseResult, console: &mut Console| {
         masker.case(&mut res);
         if let Some(set) = set {
             requirements::mark_not_scored(set, &mut res);
@@ -204,6 +189,27 @@ pub fn run(args: RunArgs) -> u8 {
             console.case(&res, strict);
         }
         results.push(res);
+    };
+    if let Some(why) = &target_problem {
+        for case in &cases {
+            let res = runner.result_for(case, Verdict::Error, format!("not run: the target could not be started or reached: {why}"));
+            finish(case, res, &mut console);
+        }
+    } else {
+        let refs: Vec<&Case> = cases.iter().collect();
+        rt.block_on(runner.run_cases(&refs, jobs, interrupt.clone(), |i, ran| {
+            let case = refs[i];
+            let res = match ran {
+                Ran::Done(r) => *r,
+                Ran::Stopped { started: true, signal } => {
+                    runner.result_for(case, Verdict::Error, format!("interrupted ({}) while it ran", signal_name(signal)))
+                }
+                Ran::Stopped { started: false, signal } => {
+                    runner.result_for(case, Verdict::Error, format!("not run: the run was interrupted ({})", signal_name(signal)))
+                }
+            };
+            finish(case, res, &mut console);
+        }));
     }
     drop(progress);
     // The contract, unless the run was cut short or reached nothing.
@@ -293,6 +299,7 @@ pub fn run(args: RunArgs) -> u8 {
         baseline: baseline_summary.clone(),
         requirements: req_report.clone(),
         summary: summary.clone(),
+        load: runner.load_stats(),
         outcome: report::Outcome { passed: why.is_empty(), why: why.clone() },
         cases: results.clone(),
     };

@@ -87,6 +87,10 @@ pub fn policy_from(args: &RunArgs, cfg_file: Option<&(PathBuf, ConfigFile)>) -> 
         policy.allowed_origin = args.allowed_origin.clone();
     }
     policy.redact_params = args.redact_params;
+    if let Some(n) = args.load {
+        let keep = policy.load.unwrap_or(config::LoadSpec::new(n));
+        policy.load = Some(config::LoadSpec { connections: n.clamp(1, 64), ..keep });
+    }
     Ok(policy)
 }
 
@@ -118,6 +122,9 @@ pub fn rerun_command(args: &RunArgs, target: &TargetSpec) -> String {
     }
     if args.redact_params {
         s.push_str(" --redact-params");
+    }
+    if let Some(n) = args.load {
+        s.push_str(&format!(" --load {n}"));
     }
     s
 }

@@ -40,7 +40,7 @@ pub mod baseline;
 mod policy;
 pub mod targets;
 
-pub use policy::{DEFAULT_SECRET_NAMES, InputTool, Matcher, Policy, Role};
+pub use policy::{DEFAULT_SECRET_NAMES, InputTool, LoadSpec, Matcher, Policy, Role};
 
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -92,6 +92,19 @@ pub struct ConfigFile {
     /// variables are filled with before it is read.
     #[serde(default)]
     pub templates: BTreeMap<String, TemplateConfig>,
+    /// `[load]`: the opt-in load check (as `--load N`).
+    pub load: Option<LoadConfig>,
+}
+
+#[derive(Debug, Deserialize, Default, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct LoadConfig {
+    /// Connections (HTTP) or processes (stdio) at once (default 8).
+    pub connections: Option<usize>,
+    /// Requests in all (default 200).
+    pub requests: Option<usize>,
+    /// The most the replay may take, in seconds (default 30).
+    pub seconds: Option<u64>,
 }
 
 #[derive(Debug, Deserialize, Default, Clone)]

@@ -49,6 +49,25 @@ pub struct Policy {
     /// Conformance fixture tools (`test_*` named by a case) may be called
     /// when the server lists them (`[calls] fixtures = false` turns it off).
     pub call_fixtures: bool,
+    /// The load check (`--load N`, `[load]`): off unless asked for.
+    pub load: Option<LoadSpec>,
+}
+
+/// The opt-in load check: the run's read-only requests replayed from
+/// `connections` connections (or processes) at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoadSpec {
+    pub connections: usize,
+    /// Requests in all, spread over the connections.
+    pub requests: usize,
+    /// The most the replay may take; it stops by itself then.
+    pub seconds: u64,
+}
+
+impl LoadSpec {
+    pub fn new(connections: usize) -> LoadSpec {
+        LoadSpec { connections: connections.clamp(1, 64), requests: 200, seconds: 30 }
+    }
 }
 
 impl Default for Policy {
@@ -69,6 +88,7 @@ impl Default for Policy {
             prompt_arguments: BTreeMap::new(),
             template_values: BTreeMap::new(),
             call_fixtures: true,
+            load: None,
         }
     }
 }
@@ -102,6 +122,16 @@ impl Policy {
             p.input_tool = Some(InputTool { tool: ir.tool.clone(), arguments: ir.arguments.clone().unwrap_or(json!({})) });
         }
         p.allowed_origin = c.target.allowed_origin.clone();
+        if let Some(l) = &c.load {
+            let mut spec = LoadSpec::new(l.connections.unwrap_or(8));
+            if let Some(n) = l.requests {
+                spec.requests = n.clamp(1, 100_000);
+            }
+            if let Some(s) = l.seconds {
+                spec.seconds = s.clamp(1, 3600);
+            }
+            p.load = Some(spec);
+        }
         Ok(p)
     }
 

@@ -321,6 +321,10 @@ pub struct CaseResult {
     /// count, so it is reported but never fails the run.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub not_scored: bool,
+    /// The wave of concurrent cases it ran in (`-j`; a case alone in its
+    /// wave ran with nothing else in flight). None: it did not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wave: Option<usize>,
     #[serde(default, skip_deserializing)]
     pub transcript: Vec<Exchange>,
 }
@@ -481,4 +485,19 @@ impl RevisionInfo {
     pub fn advertises(&self, name: &str) -> bool {
         self.capabilities.as_ref().is_some_and(|c| c.get(name).is_some())
     }
+}
+
+/// Throughput and latency of a replay, for the reports.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, PartialEq)]
+pub struct LoadStats {
+    pub revision: Revision,
+    pub connections: usize,
+    pub requests: usize,
+    pub answered: usize,
+    pub wall_ms: u64,
+    pub per_second: f64,
+    pub p50_ms: u64,
+    pub p90_ms: u64,
+    pub p99_ms: u64,
+    pub max_ms: u64,
 }

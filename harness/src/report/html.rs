@@ -240,6 +240,25 @@ pub fn html(report: &RunReport) -> String {
     }
     out.push_str("</div></header>");
 
+    if !report.load.is_empty() {
+        out.push_str("<h2 id=load>Load replay</h2><table><tr><th>revision</th><th>connections</th><th>requests</th><th>answered</th><th>wall</th><th>per second</th><th>p50</th><th>p90</th><th>p99</th><th>max</th></tr>");
+        for l in &report.load {
+            out.push_str(&format!(
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} ms</td><td>{} ms</td><td>{} ms</td><td>{} ms</td></tr>",
+                l.revision,
+                l.connections,
+                l.requests,
+                l.answered,
+                duration(l.wall_ms),
+                l.per_second,
+                l.p50_ms,
+                l.p90_ms,
+                l.p99_ms,
+                l.max_ms
+            ));
+        }
+        out.push_str("</table>");
+    }
     if let Some(p) = &report.target_problem {
         out.push_str(&format!("<p class=t-error>target problem: {}</p>", esc(p)));
     }

@@ -72,6 +72,9 @@ pub struct RunReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub requirements: Option<RequirementsReport>,
     pub summary: Summary,
+    /// The load replays' throughput and latency (`--load N`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub load: Vec<crate::record::LoadStats>,
     /// Whether the run passed, and if not, why (as the console's last
     /// line says it).
     pub outcome: Outcome,

@@ -5,7 +5,10 @@
 mod expect;
 pub mod plan;
 mod reproduce;
+mod schedule;
 mod steps;
+
+pub use schedule::{Ran, waves};
 
 use crate::checks::{End, Facts, ListMethod, Outcome, WalkEnd};
 use crate::config::Policy;
@@ -143,6 +146,11 @@ impl Runner {
         }
     }
 
+    /// The load replays' figures (`--load N`), per revision that made one.
+    pub fn load_stats(&self) -> Vec<crate::checks::LoadStats> {
+        self.facts.iter().filter_map(|(rev, f)| f.load_stats(*rev)).collect()
+    }
+
     /// Close every connection (kills stdio process groups).
     pub async fn shutdown(&self) {
         self.session.shutdown().await;
@@ -166,6 +174,7 @@ impl Runner {
             baseline: None,
             answers: case.answers.clone(),
             not_scored: false,
+            wave: None,
             transcript: Vec::new(),
         }
     }

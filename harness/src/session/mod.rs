@@ -251,6 +251,14 @@ impl Session {
     /// One message on the revision's main connection; the exchange carries
     /// the preamble a fresh process needs to see it again.
     pub async fn on_main(&self, msg: &Msg<'_>, case: &str) -> Result<Exchange, SessionError> {
+        // HTTP: the exchange goes on a handle of its own (same client, same
+        // session), so the main connection is not held while it is in flight.
+        let shared = self.main(msg.rev).await?.http_clone();
+        if let Some(mut conn) = shared {
+            let mut ex = self.exchange(&mut conn, msg, Some(case)).await;
+            ex.preamble = self.preamble(msg.rev);
+            return Ok(ex);
+        }
         let mut conn = self.main(msg.rev).await?;
         let mut ex = self.exchange(&mut conn, msg, Some(case)).await;
         ex.preamble = self.preamble(msg.rev);

@@ -31,6 +31,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("2026-07-28/80-roles.json", include_str!("../../suites/2026-07-28/80-roles.json")),
     ("2026-07-28/85-conformance.json", include_str!("../../suites/2026-07-28/85-conformance.json")),
     ("2026-07-28/90-wire.json", include_str!("../../suites/2026-07-28/90-wire.json")),
+    ("2026-07-28/95-load.json", include_str!("../../suites/2026-07-28/95-load.json")),
     ("2025-11-25/10-lifecycle.json", include_str!("../../suites/2025-11-25/10-lifecycle.json")),
     ("2025-11-25/20-tools.json", include_str!("../../suites/2025-11-25/20-tools.json")),
     ("2025-11-25/30-lists.json", include_str!("../../suites/2025-11-25/30-lists.json")),
@@ -40,6 +41,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("2025-11-25/56-prompts.json", include_str!("../../suites/2025-11-25/56-prompts.json")),
     ("2025-11-25/85-conformance.json", include_str!("../../suites/2025-11-25/85-conformance.json")),
     ("2025-11-25/90-wire.json", include_str!("../../suites/2025-11-25/90-wire.json")),
+    ("2025-11-25/95-load.json", include_str!("../../suites/2025-11-25/95-load.json")),
 ];
 
 #[derive(Deserialize)]

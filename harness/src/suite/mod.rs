@@ -48,6 +48,25 @@ pub struct Case {
 
 impl Case {
     /// The action steps' checks.
+    /// Whether the case must run alone: a check type says so, or a step
+    /// sends a request that changes the session's state for everyone
+    /// (`logging/setLevel`, `resources/subscribe`/`unsubscribe`,
+    /// `initialize` on a shared connection) or a bodiless DELETE.
+    pub fn exclusive(&self) -> bool {
+        const STATEFUL: [&str; 4] = ["logging/setLevel", "resources/subscribe", "resources/unsubscribe", "initialize"];
+        self.steps.iter().any(|s| match s {
+            Step::Action { check, .. } => check.exclusive(),
+            Step::Send { send, .. } => !send.fresh && STATEFUL.contains(&send.method.as_str()),
+            Step::Http { http, .. } => !http.method.eq_ignore_ascii_case("GET"),
+        })
+    }
+
+    /// Whether the case judges the whole run's traffic (it runs after every
+    /// other case of its revision).
+    pub fn run_scoped(&self) -> bool {
+        self.checks().any(|k| k.scope() == crate::checks::Scope::Run)
+    }
+
     pub fn checks(&self) -> impl Iterator<Item = &Arc<dyn DynCheck>> {
         self.steps.iter().filter_map(|s| match s {
             Step::Action { check, .. } => Some(check),

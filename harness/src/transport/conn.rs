@@ -101,6 +101,16 @@ impl Connection {
         }))
     }
 
+    /// HTTP: a second handle on the same client and session, so that
+    /// several exchanges can be in flight at once; None for stdio (one
+    /// process, one reader).
+    pub fn http_clone(&self) -> Option<Connection> {
+        match &self.0 {
+            Inner::Http { target, session } => Some(Connection(Inner::Http { target: target.clone(), session: session.clone() })),
+            Inner::Stdio(_) => None,
+        }
+    }
+
     pub fn transport(&self) -> Transport {
         match &self.0 {
             Inner::Stdio(_) => Transport::Stdio,

@@ -114,6 +114,11 @@ impl Check for HeaderProbe {
     const ABOUT: &'static str =
         "HTTP header rules: a request changed one way (`header`, `probe`) is rejected with 400 and -32020, or served";
 
+    fn exclusive(&self) -> bool {
+        // The round trip calls a tool once per hard value.
+        self.probe == Some(ProbeKind::RoundTrip)
+    }
+
     fn needs(&self) -> Vec<Need> {
         let mut n = vec![Need::Transport(Transport::Http)];
         if self.header == Header::Origin {

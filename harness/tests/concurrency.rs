@@ -1,0 +1,95 @@
+//! Cases run concurrently (`-j`): the verdicts, the order of the console and
+//! of the reports do not depend on it; cases that change the server's state
+//! run alone; whole-run audits run after every other case of their revision.
+
+mod common;
+use common::*;
+use mcpcert::run::waves;
+use mcpcert::suite::{self, Case};
+
+#[test]
+fn waves_keep_state_changers_alone_and_audits_last() {
+    let catalog = suite::load_builtin().unwrap();
+    let cases: Vec<&Case> = catalog.cases.iter().collect();
+    let w = waves(&cases, 8);
+    // Every case once, in catalogue order.
+    let flat: Vec<usize> = w.iter().flat_map(|r| r.clone()).collect();
+    assert_eq!(flat, (0..cases.len()).collect::<Vec<_>>());
+    for r in &w {
+        let members: Vec<&Case> = cases[r.clone()].to_vec();
+        if members.iter().any(|c| c.exclusive()) {
+            assert_eq!(
+                members.len(),
+                1,
+                "a case that changes the server's state runs alone: {:?}",
+                members.iter().map(|c| &c.id).collect::<Vec<_>>()
+            );
+        }
+        assert!(members.iter().all(|c| c.revision == members[0].revision), "a wave holds one revision");
+        assert!(members.iter().all(|c| c.run_scoped() == members[0].run_scoped()), "audits do not share a wave with other cases");
+    }
+    // An audit's wave comes after every other case of its revision.
+    for (i, c) in cases.iter().enumerate().filter(|(_, c)| c.run_scoped()) {
+        assert!(cases[i..].iter().filter(|d| d.revision == c.revision).all(|d| d.run_scoped()), "{} runs last", c.id);
+    }
+    // Some waves really overlap, and the state changers are those expected.
+    assert!(w.iter().any(|r| r.len() >= 8), "cases run concurrently");
+    let alone: Vec<&str> = cases.iter().filter(|c| c.exclusive()).map(|c| c.id.as_str()).collect();
+    for id in [
+        "2026-07-28/subscriptions/list-changed-delivered",
+        "2025-11-25/conformance/logging-set-level",
+        "2025-11-25/conformance/resources-subscribe",
+        "2026-07-28/tools/call-content",
+    ] {
+        assert!(alone.contains(&id), "{id} runs alone");
+    }
+    assert!(waves(&cases, 1).iter().all(|r| r.len() == 1), "-j 1 is the serial run");
+}
+
+fn verdicts(setup: &Setup) -> Vec<(String, String)> {
+    run_all(setup).into_iter().map(|(id, r)| (id, format!("{:?}: {}", r.verdict, r.message))).collect()
+}
+
+#[test]
+fn verdicts_are_the_same_with_one_case_at_a_time_and_eight() {
+    for (transport, fixtures) in [("stdio", true), ("http", true), ("stdio", false)] {
+        let mut one = Setup::new(transport, "dual");
+        one.fixtures = fixtures;
+        one.sse = transport == "http";
+        one.jobs = 1;
+        let mut eight = Setup::new(transport, "dual");
+        eight.fixtures = fixtures;
+        eight.sse = transport == "http";
+        eight.jobs = 8;
+        let (a, b) = (verdicts(&one), verdicts(&eight));
+        let diff: Vec<String> = a
+            .iter()
+            .zip(&b)
+            .filter(|(x, y)| x.1.split(':').next() != y.1.split(':').next())
+            .map(|(x, y)| format!("{}: -j 1 {} / -j 8 {}", x.0, x.1, y.1))
+            .collect();
+        assert!(diff.is_empty(), "{transport} (fixtures {fixtures}): verdicts differ:\n{}", diff.join("\n"));
+    }
+}
+
+#[test]
+fn the_console_and_the_report_keep_catalogue_order() {
+    let run = |j: &str| {
+        let dir = outdir(&format!("concurrency-console-{j}"));
+        let mut cmd = mcpcert();
+        cmd.args(["run", "--stdio", &format!("{} --stdio --era dual --fixtures", refserver().display()), "-j", j, "--color", "never"]);
+        report_args(&mut cmd, &dir);
+        let out = cmd.output().unwrap();
+        let console = String::from_utf8_lossy(&out.stdout).into_owned();
+        let lines: Vec<String> = console.lines().filter(|l| l.starts_with("test [")).map(String::from).collect();
+        let ids: Vec<String> = report(&dir)["cases"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap().to_string()).collect();
+        (lines, ids)
+    };
+    let (l1, r1) = run("1");
+    let (l8, r8) = run("8");
+    assert!(l1.len() > 100);
+    assert_eq!(l1, l8, "the same console lines in the same order");
+    assert_eq!(r1, r8, "the same report order");
+    let catalogue: Vec<String> = suite::load_builtin().unwrap().cases.iter().map(|c| c.id.clone()).collect();
+    assert_eq!(r8, catalogue, "catalogue order");
+}
