@@ -133,7 +133,7 @@ pub fn run_all(setup: &Setup) -> BTreeMap<String, CaseResult> {
             let s = start_http(&setup.server_args());
             let url = s.url.clone();
             _guard = Some(s);
-            TargetSpec::Http(HttpSpec { url, headers: vec![], secret_headers: vec![] })
+            TargetSpec::Http(HttpSpec { url, headers: vec![], secret_headers: vec![], client: Default::default() })
         }
     };
     // The reference server allows local origins only.

@@ -190,7 +190,14 @@ pub fn run(args: RunArgs) -> u8 {
         }
         results.push(res);
     };
-    if let Some(why) = &target_problem {
+    let sig = *interrupt.borrow();
+    if sig != 0 {
+        // Interrupted before any case ran (while the target started).
+        for case in &cases {
+            let res = runner.result_for(case, Verdict::Error, format!("not run: the run was interrupted ({})", signal_name(sig)));
+            finish(case, res, &mut console);
+        }
+    } else if let Some(why) = &target_problem {
         for case in &cases {
             let res = runner.result_for(case, Verdict::Error, format!("not run: the target could not be started or reached: {why}"));
             finish(case, res, &mut console);
