@@ -23,6 +23,7 @@ const EXAMPLES: &str = "Examples:
   mcpcert run --stdio CMD --expected-failures known.toml known failures do not fail the run
   mcpcert list                                           every case, its level and what it needs
   mcpcert contract-diff old/contract.json new/contract.json
+  mcpcert run --http URL --load 8                        also replay the read-only requests from 8 connections at once
   mcpcert matrix targets.toml -j 4                       many servers; reports/matrix/ (matrix.html, junit.xml)
   mcpcert diff last-night/ reports/matrix/               regressions between two runs (exit 1 on one)
 

@@ -46,6 +46,21 @@ fn waves_keep_state_changers_alone_and_audits_last() {
     assert!(waves(&cases, 1).iter().all(|r| r.len() == 1), "-j 1 is the serial run");
 }
 
+/// A report without what depends on timing: durations, times, memory, and
+/// the wave a case ran in.
+fn without_timings(v: serde_json::Value) -> serde_json::Value {
+    match v {
+        serde_json::Value::Object(m) => serde_json::Value::Object(
+            m.into_iter()
+                .filter(|(k, _)| !["duration_ms", "ms", "at_ms", "started_at_unix_ms", "peak_rss_kib", "wave"].contains(&k.as_str()))
+                .map(|(k, v)| (k, without_timings(v)))
+                .collect(),
+        ),
+        serde_json::Value::Array(a) => serde_json::Value::Array(a.into_iter().map(without_timings).collect()),
+        other => other,
+    }
+}
+
 fn verdicts(setup: &Setup) -> Vec<(String, String)> {
     run_all(setup).into_iter().map(|(id, r)| (id, format!("{:?}: {}", r.verdict, r.message))).collect()
 }
@@ -82,14 +97,21 @@ fn the_console_and_the_report_keep_catalogue_order() {
         let out = cmd.output().unwrap();
         let console = String::from_utf8_lossy(&out.stdout).into_owned();
         let lines: Vec<String> = console.lines().filter(|l| l.starts_with("test [")).map(String::from).collect();
-        let ids: Vec<String> = report(&dir)["cases"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap().to_string()).collect();
-        (lines, ids)
+        let rep = report(&dir);
+        let ids: Vec<String> = rep["cases"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap().to_string()).collect();
+        (lines, ids, without_timings(rep))
     };
-    let (l1, r1) = run("1");
-    let (l8, r8) = run("8");
+    let (l1, r1, full1) = run("1");
+    let (l8, r8, full8) = run("8");
     assert!(l1.len() > 100);
     assert_eq!(l1, l8, "the same console lines in the same order");
     assert_eq!(r1, r8, "the same report order");
+    // The whole report, timings and the wave each case ran in aside, is the
+    // same: the same requests (ids included), answers and verdicts.
+    for (a, b) in full1["cases"].as_array().unwrap().iter().zip(full8["cases"].as_array().unwrap()) {
+        assert_eq!(a, b, "{} differs between -j 1 and -j 8", a["id"]);
+    }
+    assert_eq!(full1, full8);
     let catalogue: Vec<String> = suite::load_builtin().unwrap().cases.iter().map(|c| c.id.clone()).collect();
     assert_eq!(r8, catalogue, "catalogue order");
 }

@@ -224,13 +224,25 @@ pub async fn replay(cx: &Cx<'_>) -> Result<LoadRun, String> {
     if run.templates.iter().all(|t| t.serial.is_none()) {
         return Err("none of the requests to replay was answered when sent one at a time".into());
     }
-    // The connections, all open before the first request.
+    // The connections (processes started side by side), all open before
+    // the first request.
+    let opened = futures_util::future::join_all((0..spec.connections).map(|_| cx.session.fresh(cx.rev, true, cx.case))).await;
     let mut conns = Vec::new();
-    for _ in 0..spec.connections {
-        let mut f =
-            cx.session.fresh(cx.rev, true, cx.case).await.map_err(|e| format!("opening {} connections at once: {e}", spec.connections))?;
-        run.setup.append(&mut f.exchanges);
-        conns.push(f.conn);
+    let mut first_error = None;
+    for f in opened {
+        match f {
+            Ok(mut f) => {
+                run.setup.append(&mut f.exchanges);
+                conns.push(f.conn);
+            }
+            Err(e) => first_error = first_error.or(Some(e.to_string())),
+        }
+    }
+    if let Some(e) = first_error {
+        for mut c in conns {
+            c.shutdown().await;
+        }
+        return Err(format!("opening {} connections at once: {e}", spec.connections));
     }
     let deadline = Instant::now() + Duration::from_secs(spec.seconds);
     let started = Instant::now();

@@ -94,7 +94,7 @@ impl Runner {
                         if let Ok(mut s) = started.lock() {
                             s[i] = true;
                         }
-                        let mut res = self.run_case(cases[i]).await;
+                        let mut res = crate::session::with_case_ids(2 * i, self.run_case(cases[i])).await;
                         res.wave = Some(n);
                         (i, res)
                     }
@@ -127,7 +127,8 @@ impl Runner {
             // flight, so that the verdict does not depend on -j.
             for (i, res, again) in held {
                 let res = if again {
-                    let mut r = self.run_case(cases[i]).await;
+                    // A block of its own: ids are never sent twice.
+                    let mut r = crate::session::with_case_ids(2 * i + 1, self.run_case(cases[i])).await;
                     r.wave = Some(n);
                     r
                 } else {

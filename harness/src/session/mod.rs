@@ -22,6 +22,18 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Instant;
 
+tokio::task_local! {
+    /// The request ids of the case being polled.
+    static CASE_IDS: std::sync::Arc<AtomicI64>;
+}
+
+/// Run a case's future with its own block of request ids: the `slot`-th
+/// block of a million (ids below the first block are the session's own:
+/// probes, handshakes outside cases).
+pub fn with_case_ids<F: std::future::Future>(slot: usize, f: F) -> impl std::future::Future<Output = F::Output> {
+    CASE_IDS.scope(std::sync::Arc::new(AtomicI64::new((slot as i64 + 1) * 1_000_000)), f)
+}
+
 /// Where probe traffic is filed in the frame log.
 pub const PROBE: &str = "(revision probe)";
 
@@ -184,9 +196,11 @@ impl Session {
         self.revs.get(&rev).map(|s| s.preamble.clone()).unwrap_or_default()
     }
 
-    /// A new request id (numbers, unique within the run).
+    /// A new request id (numbers, unique within the run). Inside a case
+    /// (`with_case_ids`) it comes from the case's own block, so a case sends
+    /// the same ids whatever else runs at the same time (`-j`).
     pub fn next_id(&self) -> Value {
-        json!(self.ids.fetch_add(1, Ordering::Relaxed))
+        json!(CASE_IDS.try_with(|c| c.fetch_add(1, Ordering::Relaxed)).unwrap_or_else(|_| self.ids.fetch_add(1, Ordering::Relaxed)))
     }
 
     /// A request with a new id; for 2026-07-28 the params get the full `_meta`.
