@@ -189,7 +189,7 @@ pub async fn walk_on(cx: &Cx<'_>, conn: &mut Connection, list: ListMethod) -> Wa
         let mut ex = loop {
             let body = cx.request(method, cursor.as_ref().map(|c| json!({"cursor": c})));
             let ex = cx.exchange(conn, &Msg::new(cx.rev, &label, &body)).await;
-            let busy = matches!(ex.status, Some(429) | Some(503)) && ex.response.is_none();
+            let busy = ex.refused_as_busy();
             if !busy || tries == 2 {
                 break ex;
             }

@@ -36,6 +36,18 @@ impl Verdict {
             Verdict::Error => "error",
         }
     }
+
+    /// The word people read (console, HTML page, diff): the failures in
+    /// capitals.
+    pub fn word(self) -> &'static str {
+        match self {
+            Verdict::Pass => "pass",
+            Verdict::Fail => "FAIL",
+            Verdict::Warn => "warn",
+            Verdict::NotApplicable => "n/a",
+            Verdict::Error => "ERROR",
+        }
+    }
 }
 
 /// The keyword level of a rule, as the spec states it (or POLICY, a rule
@@ -219,6 +231,13 @@ impl Exchange {
 
     /// The exchange as reports keep it once it has been judged: frames and
     /// body clipped to 64 KiB, parsed values dropped.
+    /// Whether the server refused the request as busy: HTTP 429 or 503 with
+    /// no JSON-RPC message (the walker asks again, the scheduler reruns the
+    /// case alone, the load check counts it as shed, not lost).
+    pub fn refused_as_busy(&self) -> bool {
+        matches!(self.status, Some(429) | Some(503)) && self.response.is_none() && self.frames.iter().all(|f| f.problem.is_some())
+    }
+
     pub fn lite(mut self) -> Exchange {
         const KEEP: usize = 64 * 1024;
         self.frames = self.frames.iter().map(|f| f.lite(KEEP)).collect();

@@ -55,7 +55,7 @@ pub fn waves(cases: &[&Case], jobs: usize) -> Vec<Range<usize>> {
 /// as busy (HTTP 429 or 503).
 fn refused_as_busy(r: &CaseResult) -> bool {
     use crate::record::Verdict;
-    !matches!(r.verdict, Verdict::Pass | Verdict::NotApplicable) && r.transcript.iter().any(|e| matches!(e.status, Some(429) | Some(503)))
+    !matches!(r.verdict, Verdict::Pass | Verdict::NotApplicable) && r.transcript.iter().any(|e| e.refused_as_busy())
 }
 
 /// The signal once `stop` turns non-zero; never, if no one can stop the run.
