@@ -324,10 +324,6 @@ pub fn run(args: RunArgs) -> u8 {
     for w in &run_warnings {
         console.line(format!("\nwarning: {w}"));
     }
-    let failed = write_err
-        || contract_failed
-        || results.iter().any(|r| r.counts_as_failure(strict))
-        || req_report.as_ref().is_some_and(|q| q.scenarios.iter().any(|s| s.scored && s.cases.is_empty()));
     let baseline_note = match &baseline_summary {
         Some(b) => format!(
             "; baseline: {} expected failure{}, {} stale entr{}",
@@ -341,6 +337,8 @@ pub fn run(args: RunArgs) -> u8 {
     if write_err {
         why.push("a report could not be written".into());
     }
+    // The run failed for exactly the reasons the last line gives.
+    let failed = !why.is_empty();
     let verdict_word = if why.is_empty() { "ok".to_string() } else { format!("FAILED ({})", why.join("; ")) };
     console.line(format!(
         "\ntest result: {verdict_word}. {} pass, {} fail, {} warn, {} n/a, {} error{baseline_note}; finished in {:.2}s",

@@ -95,10 +95,10 @@ impl Console {
             match r.verdict {
                 Verdict::Warn if strict => self.paint(Some(Verdict::Fail), &format!("FAIL (warn: {} not met, --strict)", r.level)),
                 Verdict::Warn => self.paint(Some(Verdict::Warn), &format!("warn ({} not met)", r.level)),
-                Verdict::NotApplicable => format!("{}: {}", self.paint(Some(Verdict::NotApplicable), "n/a"), first_line(&r.message)),
-                Verdict::Fail => self.paint(Some(Verdict::Fail), "FAIL"),
-                Verdict::Error => self.paint(Some(Verdict::Error), "ERROR"),
-                Verdict::Pass => self.paint(Some(Verdict::Pass), "pass"),
+                Verdict::NotApplicable => {
+                    format!("{}: {}", self.paint(Some(Verdict::NotApplicable), Verdict::NotApplicable.word()), first_line(&r.message))
+                }
+                v => self.paint(Some(v), v.word()),
             }
         };
         self.line(format!("test {:<12} {} ... {outcome}", format!("[{}]", r.level), r.id));

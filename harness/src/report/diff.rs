@@ -167,7 +167,7 @@ pub fn diff(old: &Side, new: &Side) -> Vec<Change> {
 
 /// The changes for people, grouped, with a count line at the end.
 pub fn render(changes: &[Change]) -> String {
-    let word = |v: Option<Verdict>| v.map(super::html::word).unwrap_or("–");
+    let word = |v: Option<Verdict>| v.map(Verdict::word).unwrap_or("–");
     let mut out = String::new();
     let mut kinds: Vec<Kind> = changes.iter().map(|c| c.kind).collect();
     kinds.dedup();

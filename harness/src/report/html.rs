@@ -108,7 +108,7 @@ pub(crate) fn class(v: Verdict) -> &'static str {
 }
 
 /// The anchor of a case on the page.
-fn anchor(c: &CaseResult) -> String {
+pub(crate) fn anchor(c: &CaseResult) -> String {
     format!("case-{}", c.id.replace(['/', '@', ' '], "-"))
 }
 
@@ -236,7 +236,7 @@ pub fn html(report: &RunReport) -> String {
     out.push_str(&format!("<span class=chip>{} cases</span>", s.total));
     for (v, cls, _) in GROUPS {
         let n = count(s, v);
-        out.push_str(&format!("<a class=chip href=\"#g-{cls}\" data-only={cls}><span class=\"t-{cls}\">{n} {}</span></a>", word(v)));
+        out.push_str(&format!("<a class=chip href=\"#g-{cls}\" data-only={cls}><span class=\"t-{cls}\">{n} {}</span></a>", v.word()));
     }
     out.push_str("</div></header>");
 
@@ -302,7 +302,7 @@ pub fn html(report: &RunReport) -> String {
             out.push_str(&format!(
                 "<tr><td><span class=\"v {}\">{}</span>{}</td><td><code>{}</code>{scored}<br><small>{}</small></td><td>{}</td></tr>",
                 class(sc.verdict),
-                word(sc.verdict),
+                sc.verdict.word(),
                 if sc.expected { " (expected)" } else { "" },
                 esc(&sc.name),
                 cases.join(", "),
@@ -339,7 +339,7 @@ pub fn html(report: &RunReport) -> String {
 
     out.push_str("<div id=filters role=search><span>show:</span>");
     for (v, cls, _) in GROUPS {
-        out.push_str(&format!("<label><input type=checkbox value={cls} checked> <span class=\"t-{cls}\">{}</span></label>", word(v)));
+        out.push_str(&format!("<label><input type=checkbox value={cls} checked> <span class=\"t-{cls}\">{}</span></label>", v.word()));
     }
     out.push_str(
         "<input type=search id=q placeholder=\"filter by id, title, message…\" aria-label=\"filter by text\"><span id=shown></span><a href=\"#top\">top</a></div>",
@@ -373,17 +373,6 @@ fn count(s: &super::Summary, v: Verdict) -> usize {
     }
 }
 
-/// The page's word for a verdict, as the console says it.
-pub(crate) fn word(v: Verdict) -> &'static str {
-    match v {
-        Verdict::Pass => "pass",
-        Verdict::Fail => "FAIL",
-        Verdict::Warn => "warn",
-        Verdict::NotApplicable => "n/a",
-        Verdict::Error => "ERROR",
-    }
-}
-
 /// One case: what it checks, the verdict and why, and the evidence.
 fn case_html(c: &CaseResult, v: Verdict) -> String {
     let id = anchor(c);
@@ -394,7 +383,7 @@ fn case_html(c: &CaseResult, v: Verdict) -> String {
         "<article class=\"case {cls}{}\" id=\"{id}\" data-verdict={cls} data-text=\"{}\"><h3><span class=\"v {cls}\">{}</span><a class=anchor href=\"#{id}\"><code>{}</code></a><span class=meta>{} · {}</span>",
         if compact { " compact" } else { "" },
         esc(&search),
-        word(v),
+        v.word(),
         esc(&c.id),
         esc(c.level.as_str()),
         c.transport,

@@ -167,13 +167,13 @@ pub fn html(entries: &[(MatrixEntry, Option<ReadReport>)], shard: Option<&str>) 
             match rep.as_ref().and_then(|r| r.cases.iter().find(|c| c.id == *id)) {
                 Some(c) => {
                     let cls = page::class(c.verdict);
-                    let anchor = format!("case-{}", c.id.replace(['/', '@', ' '], "-"));
+                    let anchor = page::anchor(c);
                     let tip = c.message.lines().next().unwrap_or("");
                     out.push_str(&format!(
                         "<td class=c><a href=\"{}/report.html#{anchor}\" title=\"{}\"><span class=\"v {cls}\">{}</span></a></td>",
                         esc(&e.name),
                         esc(tip),
-                        page::word(c.verdict)
+                        c.verdict.word()
                     ));
                 }
                 None => out.push_str("<td class=c>–</td>"),
