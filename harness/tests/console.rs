@@ -77,6 +77,7 @@ fn an_unreachable_target_is_one_reason_not_a_block_per_case() {
     assert!(console.lines().count() < 12, "{console}");
     assert_eq!(console.matches("could not start `/nonexistent/mcp-server`").count(), 1, "{console}");
     assert!(console.contains("test result: FAILED (the target could not be reached)"), "{console}");
+    assert!(console.contains(" cases ERROR (each in the reports)"), "the verdict word of the other lines: {console}");
 }
 
 #[test]

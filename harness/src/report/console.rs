@@ -107,7 +107,7 @@ impl Console {
     /// The line for cases the console does not show one by one (a revision
     /// the server does not serve, a target that could not be reached).
     pub fn grouped(&mut self, what: &str, count: usize, verdict: Verdict) {
-        let word = self.paint(Some(verdict), verdict.as_str());
+        let word = self.paint(Some(verdict), verdict.word());
         self.line(format!("{what}: {count} case{} {word} (each in the reports)", if count == 1 { "" } else { "s" }));
     }
 
