@@ -28,8 +28,8 @@ pub struct HttpSpec {
 pub struct ClientCell(std::sync::Arc<std::sync::OnceLock<Result<reqwest::Client, String>>>);
 
 impl ClientCell {
-    fn get(&self) -> Result<reqwest::Client, String> {
-        self.0.get_or_init(|| build_client(false)).clone()
+    fn get(&self, tls: bool) -> Result<reqwest::Client, String> {
+        self.0.get_or_init(|| build_client(false, tls)).clone()
     }
 }
 
@@ -85,16 +85,22 @@ impl HttpReply {
 
 /// One client without an idle pool, shared by every `fresh` request: each
 /// such request still opens its own connection, and the client (TLS set-up
-/// included, tens of milliseconds) is built once per process.
-fn fresh_client() -> Result<reqwest::Client, String> {
-    static CLIENT: std::sync::OnceLock<Result<reqwest::Client, String>> = std::sync::OnceLock::new();
-    CLIENT.get_or_init(|| build_client(true)).clone()
+/// included, tens of milliseconds) is built once per process, one for
+/// `https` targets and one for plain `http`.
+fn fresh_client(tls: bool) -> Result<reqwest::Client, String> {
+    static CLIENTS: [std::sync::OnceLock<Result<reqwest::Client, String>>; 2] = [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
+    CLIENTS[usize::from(tls)].get_or_init(|| build_client(true, tls)).clone()
 }
 
-fn build_client(fresh: bool) -> Result<reqwest::Client, String> {
+/// A client; `tls` false for a plain `http` target, whose client needs no
+/// root certificates (loading the system's takes milliseconds).
+fn build_client(fresh: bool, tls: bool) -> Result<reqwest::Client, String> {
     let mut b = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).connect_timeout(Duration::from_secs(10));
     if fresh {
         b = b.pool_max_idle_per_host(0);
+    }
+    if !tls {
+        b = b.tls_certs_only(Vec::<reqwest::Certificate>::new());
     }
     b.build().map_err(|e| format!("HTTP client: {e}"))
 }
@@ -103,6 +109,12 @@ impl HttpTarget {
     pub fn new(spec: &HttpSpec, limits: &Limits) -> Result<HttpTarget, OpenError> {
         reqwest::Url::parse(&spec.url).map_err(|e| OpenError(format!("invalid URL `{}`: {e}", spec.url)))?;
         Ok(HttpTarget { spec: spec.clone(), limits: limits.clone() })
+    }
+
+    /// Whether the target is `https` (anything else parsed as a URL here
+    /// is plain `http`).
+    fn tls(&self) -> bool {
+        !self.spec.url.get(..5).is_some_and(|s| s.eq_ignore_ascii_case("http:"))
     }
 
     pub fn is_secret(&self, name: &str) -> bool {
@@ -142,7 +154,7 @@ impl HttpTarget {
         let start = Instant::now();
         let mut reply = HttpReply::default();
         let client = if fresh {
-            match fresh_client() {
+            match fresh_client(self.tls()) {
                 Ok(c) => c,
                 Err(e) => {
                     reply.error = Some(TransportError::Io(e));
@@ -150,7 +162,7 @@ impl HttpTarget {
                 }
             }
         } else {
-            match self.spec.client.get() {
+            match self.spec.client.get(self.tls()) {
                 Ok(c) => c,
                 Err(e) => {
                     reply.error = Some(TransportError::Io(e));
@@ -354,7 +366,7 @@ impl HttpTarget {
     /// POST a response to a request the server sent; what comes back is
     /// not waited for beyond the request timeout, nor judged.
     async fn post_answer(&self, headers: &[(String, String)], body: String) {
-        let Ok(client) = self.spec.client.get() else { return };
+        let Ok(client) = self.spec.client.get(self.tls()) else { return };
         let mut req = client.post(&self.spec.url);
         for (k, v) in self.spec.headers.iter().chain(headers.iter()) {
             req = req.header(k.as_str(), v.as_str());
