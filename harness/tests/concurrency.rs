@@ -61,6 +61,20 @@ fn without_timings(v: serde_json::Value) -> serde_json::Value {
     }
 }
 
+/// The reference server's own numbering (`sess-7`, `srv-3`) with the
+/// numbers left out.
+fn server_numbering(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = ["sess-", "srv-"].iter().filter_map(|p| rest.find(p).map(|i| i + p.len())).min() {
+        out.push_str(&rest[..i]);
+        rest = rest[i..].trim_start_matches(|c: char| c.is_ascii_digit());
+        out.push('N');
+    }
+    out.push_str(rest);
+    out
+}
+
 fn verdicts(setup: &Setup) -> Vec<(String, String)> {
     run_all(setup).into_iter().map(|(id, r)| (id, format!("{:?}: {}", r.verdict, r.message))).collect()
 }
@@ -89,29 +103,48 @@ fn verdicts_are_the_same_with_one_case_at_a_time_and_eight() {
 
 #[test]
 fn the_console_and_the_report_keep_catalogue_order() {
-    let run = |j: &str| {
-        let dir = outdir(&format!("concurrency-console-{j}"));
-        let mut cmd = mcpcert();
-        cmd.args(["run", "--stdio", &format!("{} --stdio --era dual --fixtures", refserver().display()), "-j", j, "--color", "never"]);
-        report_args(&mut cmd, &dir);
-        let out = cmd.output().unwrap();
-        let console = String::from_utf8_lossy(&out.stdout).into_owned();
-        let lines: Vec<String> = console.lines().filter(|l| l.starts_with("test [")).map(String::from).collect();
-        let rep = report(&dir);
-        let ids: Vec<String> = rep["cases"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap().to_string()).collect();
-        (lines, ids, without_timings(rep))
-    };
-    let (l1, r1, full1) = run("1");
-    let (l8, r8, full8) = run("8");
-    assert!(l1.len() > 100);
-    assert_eq!(l1, l8, "the same console lines in the same order");
-    assert_eq!(r1, r8, "the same report order");
-    // The whole report, timings and the wave each case ran in aside, is the
-    // same: the same requests (ids included), answers and verdicts.
-    for (a, b) in full1["cases"].as_array().unwrap().iter().zip(full8["cases"].as_array().unwrap()) {
-        assert_eq!(a, b, "{} differs between -j 1 and -j 8", a["id"]);
+    // Each run gets a server of its own (an HTTP server numbers the
+    // sessions it issues), so that what it answers does not depend on the
+    // run before.
+    for transport in ["stdio", "http"] {
+        let run = |j: &str| {
+            let dir = outdir(&format!("concurrency-console-{transport}-{j}"));
+            let mut cmd = mcpcert();
+            let _server = if transport == "stdio" {
+                cmd.args(["run", "--stdio", &format!("{} --stdio --era dual --fixtures", refserver().display())]);
+                None
+            } else {
+                let s = start_http(&["--era".into(), "dual".into(), "--fixtures".into(), "--sse".into()]);
+                cmd.args(["run", "--http", &s.url, "--allowed-origin", "http://localhost"]);
+                Some(s)
+            };
+            cmd.args(["-j", j, "--color", "never"]);
+            report_args(&mut cmd, &dir);
+            let out = cmd.output().unwrap();
+            let console = String::from_utf8_lossy(&out.stdout).into_owned();
+            let lines: Vec<String> = console.lines().filter(|l| l.starts_with("test [")).map(String::from).collect();
+            let mut rep = report(&dir);
+            let ids: Vec<String> = rep["cases"].as_array().unwrap().iter().map(|c| c["id"].as_str().unwrap().to_string()).collect();
+            // The server's address (a free port) differs; so do the numbers
+            // an HTTP server hands out in the order requests reach it (its
+            // session ids, the ids of the requests it sends): cases that
+            // open sessions at the same time reach it in any order.
+            rep["target"] = serde_json::Value::Null;
+            let text = server_numbering(&serde_json::to_string(&without_timings(rep)).unwrap());
+            (lines, ids, serde_json::from_str::<serde_json::Value>(&text).unwrap())
+        };
+        let (l1, r1, full1) = run("1");
+        let (l8, r8, full8) = run("8");
+        assert!(l1.len() > 100, "{transport}");
+        assert_eq!(l1, l8, "{transport}: the same console lines in the same order");
+        assert_eq!(r1, r8, "{transport}: the same report order");
+        // The whole report, timings and the wave each case ran in aside, is
+        // the same: the same requests (ids included), answers and verdicts.
+        for (a, b) in full1["cases"].as_array().unwrap().iter().zip(full8["cases"].as_array().unwrap()) {
+            assert_eq!(a, b, "{transport}: {} differs between -j 1 and -j 8", a["id"]);
+        }
+        assert_eq!(full1, full8, "{transport}");
+        let catalogue: Vec<String> = suite::load_builtin().unwrap().cases.iter().map(|c| c.id.clone()).collect();
+        assert_eq!(r8, catalogue, "{transport}: catalogue order");
     }
-    assert_eq!(full1, full8);
-    let catalogue: Vec<String> = suite::load_builtin().unwrap().cases.iter().map(|c| c.id.clone()).collect();
-    assert_eq!(r8, catalogue, "catalogue order");
 }

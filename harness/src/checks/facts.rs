@@ -18,6 +18,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use tokio::sync::OnceCell;
 
+/// A header probe's baseline, once sent (or why it could not be).
+type Baseline = OnceCell<Result<Exchange, String>>;
+
 /// A shared fact, or why it could not be gathered at all.
 pub type Fact<T> = Result<Arc<T>, String>;
 
@@ -30,8 +33,8 @@ pub struct Facts {
     calls: OnceCell<Fact<Calls>>,
     listens: OnceCell<Fact<ListenPair>>,
     load: OnceCell<Fact<LoadRun>>,
-    /// Header probes' baselines that were served, by request (method and params).
-    baselines: Mutex<HashMap<String, Exchange>>,
+    /// Header probes' baselines, by request (method and params).
+    baselines: Mutex<HashMap<String, Arc<Baseline>>>,
 }
 
 impl Facts {
@@ -43,7 +46,10 @@ impl Facts {
     /// A list of this revision walked once on its main connection (its
     /// exchanges are filed under the case that walked it first).
     pub async fn list_walk(&self, cx: &Cx<'_>, list: ListMethod) -> Fact<Walk> {
-        self.walks[list as usize].get_or_init(|| async { cx.walk_main(list).await.map(Arc::new).map_err(|e| e.to_string()) }).await.clone()
+        self.walks[list as usize]
+            .get_or_init(|| fact_ids(cx, list.method(), async { cx.walk_main(list).await.map(Arc::new).map_err(|e| e.to_string()) }))
+            .await
+            .clone()
     }
 
     /// The tools walk, if a case has gathered it (nothing is sent).
@@ -76,18 +82,18 @@ impl Facts {
     /// with arguments that break its inputSchema, and once with configured
     /// error arguments.
     pub async fn tool_calls(&self, cx: &Cx<'_>) -> Fact<Calls> {
-        self.calls.get_or_init(|| async { calls::gather(cx).await.map(Arc::new) }).await.clone()
+        self.calls.get_or_init(|| fact_ids(cx, "tool calls", async { calls::gather(cx).await.map(Arc::new) })).await.clone()
     }
 
     /// The subscriptions with an empty filter and with `toolsListChanged`,
     /// watched together once (with the trigger, if any).
     pub async fn trigger_listens(&self, cx: &Cx<'_>) -> Fact<ListenPair> {
-        self.listens.get_or_init(|| async { listen::trigger_pair(cx).await.map(Arc::new) }).await.clone()
+        self.listens.get_or_init(|| fact_ids(cx, "trigger listens", async { listen::trigger_pair(cx).await.map(Arc::new) })).await.clone()
     }
 
     /// The load replay (`--load N`), made once.
     pub async fn load(&self, cx: &Cx<'_>) -> Fact<LoadRun> {
-        self.load.get_or_init(|| async { replay::replay(cx).await.map(Arc::new) }).await.clone()
+        self.load.get_or_init(|| fact_ids(cx, "load replay", async { replay::replay(cx).await.map(Arc::new) })).await.clone()
     }
 
     /// The load replay's figures, if one was made.
@@ -95,14 +101,24 @@ impl Facts {
         self.load.get().and_then(|r| r.as_ref().ok()).map(|r| r.stats(rev))
     }
 
-    /// The baseline exchange already served for this request, if any.
-    pub fn baseline(&self, key: &str) -> Option<Exchange> {
-        self.baselines.lock().ok().and_then(|b| b.get(key).cloned())
+    /// The baseline of a header probe's request (`key`: its method and
+    /// params), sent by `send` once per revision, by the first case that
+    /// probes the request; the others await it. `Err` when it could not be
+    /// sent; an exchange that was not served is the case's to judge.
+    pub async fn baseline<Fut>(&self, cx: &Cx<'_>, key: &str, send: impl FnOnce() -> Fut) -> Result<Exchange, String>
+    where
+        Fut: std::future::Future<Output = Result<Exchange, String>>,
+    {
+        let cell = match self.baselines.lock() {
+            Ok(mut m) => m.entry(key.to_string()).or_default().clone(),
+            Err(_) => Arc::default(),
+        };
+        cell.get_or_init(|| fact_ids(cx, &format!("baseline {key}"), send())).await.clone()
     }
+}
 
-    pub fn keep_baseline(&self, key: String, ex: Exchange) {
-        if let Ok(mut b) = self.baselines.lock() {
-            b.insert(key, ex);
-        }
-    }
+/// A fact's gathering, with the request ids of its own block (see
+/// `session::with_fact_ids`).
+fn fact_ids<F: std::future::Future>(cx: &Cx<'_>, fact: &str, f: F) -> impl std::future::Future<Output = F::Output> + use<F> {
+    crate::session::with_fact_ids(&format!("{} {fact}", cx.rev), f)
 }

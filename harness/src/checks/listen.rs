@@ -44,10 +44,21 @@ async fn call_named(cx: &Cx<'_>, label: &str, t: &InputTool) -> Result<Exchange,
 /// process of its own, one after another.
 pub async fn listen_sessions(cx: &Cx<'_>, subs: Vec<(Value, Value)>, trigger: Option<&InputTool>) -> Result<Vec<Listen>, String> {
     if cx.transport() == Transport::Stdio {
-        let mut all = Vec::new();
+        // The processes are watched at once; each request's id is fixed
+        // before any is sent, so the ids do not depend on which answers first.
+        let mut runs = Vec::new();
         for (id, filter) in subs {
             let conn = cx.session.open().map_err(|e| e.to_string())?;
-            let s = listen_on_process(cx, id, filter, trigger, conn).await?;
+            let tbody = trigger.map(|t| (t, cx.request("tools/call", Some(json!({"name": t.tool, "arguments": t.arguments})))));
+            runs.push(listen_on_process(cx, id, filter, tbody, conn));
+        }
+        let mut all = Vec::new();
+        for s in futures_util::future::join_all(runs).await {
+            let s = s?;
+            // Filed in the order the listens were asked for.
+            for ex in &s.exchanges {
+                cx.session.log(cx.rev, cx.case, ex);
+            }
             // A server without the method refuses every listen alike:
             // the first refusal is the answer for all of them.
             let unimplemented = refusal(&s).is_some_and(|r| r.pointer("/error/code").and_then(|c| c.as_i64()) == Some(-32601));
@@ -143,7 +154,7 @@ async fn listen_on_process(
     cx: &Cx<'_>,
     id: Value,
     filter: Value,
-    trigger: Option<&InputTool>,
+    trigger: Option<(&InputTool, Value)>,
     mut conn: Connection,
 ) -> Result<Listen, String> {
     let body = listen_body(&id, &filter);
@@ -173,8 +184,7 @@ async fn listen_on_process(
     ex.fill_from(conn.watch(&Outgoing::message(&text, &[], None), window, &acknowledged).await);
     s.frames = ex.frames.clone();
     s.exchanges.push(ex);
-    if let Some(t) = trigger {
-        let tbody = cx.request("tools/call", Some(json!({"name": t.tool, "arguments": t.arguments})));
+    if let Some((t, tbody)) = trigger {
         let tid = tbody["id"].clone();
         let label = format!("trigger: tools/call {} on the same process", t.tool);
         let mut tex = cx.session.exchange(&mut conn, &Msg::new(cx.rev, &label, &tbody), None).await;
@@ -185,9 +195,6 @@ async fn listen_on_process(
         s.frames.extend(tex.frames.iter().filter(|f| f.id() != Some(&tid)).cloned());
         s.exchanges.push(tex);
         s.triggered = true;
-    }
-    for ex in &s.exchanges {
-        cx.session.log(cx.rev, cx.case, ex);
     }
     conn.shutdown().await;
     Ok(s)

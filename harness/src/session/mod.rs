@@ -1,6 +1,6 @@
 //! A run's session with the target: the connections (one main connection or
-//! process per served revision, a spare process started ahead, fresh ones
-//! on request), request ids, the revision probes and handshakes, every
+//! process per served revision, a pool of processes started ahead, fresh
+//! ones on request), request ids, the revision probes and handshakes, every
 //! exchange, and the frame log that whole-run audits read.
 //!
 //! Everything here takes `&self`: a case may own a connection of its own
@@ -32,6 +32,40 @@ tokio::task_local! {
 /// probes, handshakes outside cases).
 pub fn with_case_ids<F: std::future::Future>(slot: usize, f: F) -> impl std::future::Future<Output = F::Output> {
     CASE_IDS.scope(std::sync::Arc::new(AtomicI64::new((slot as i64 + 1) * 1_000_000)), f)
+}
+
+/// The probes' own ids, fixed whatever order they run in: the 2026-07-28
+/// probe sends id 1 first (what a scripted server most likely expects), the
+/// 2025-11-25 probe from 1000, and the session's own ids start after both.
+pub(crate) const MODERN_PROBE_IDS: i64 = 1;
+pub(crate) const LEGACY_PROBE_IDS: i64 = 1000;
+const FIRST_SESSION_ID: i64 = 2000;
+
+/// Run `f` with request ids counted from `first`.
+pub(crate) fn with_ids_from<F: std::future::Future>(first: i64, f: F) -> impl std::future::Future<Output = F::Output> {
+    CASE_IDS.scope(std::sync::Arc::new(AtomicI64::new(first)), f)
+}
+
+/// Run the gathering of a shared fact with a block of request ids of its
+/// own, drawn from the fact's name (and revision): the fact's requests carry
+/// the same ids whichever case asks for it first, so reports do not depend
+/// on `-j`. Fact blocks lie above every case's (a catalogue of fewer than
+/// half a million cases) and below 2^53, so ids stay exact in any JSON
+/// reader.
+pub fn with_fact_ids<F: std::future::Future>(fact: &str, f: F) -> impl std::future::Future<Output = F::Output> + use<F> {
+    let first = fact_block(fact);
+    CASE_IDS.scope(std::sync::Arc::new(AtomicI64::new(first)), f)
+}
+
+/// The first id of a fact's block: FNV-1a of its name, spread over eight
+/// million blocks of a million ids from block 1,000,001 on.
+fn fact_block(fact: &str) -> i64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in fact.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    (1_000_001 + (h % 8_000_000) as i64) * 1_000_000
 }
 
 /// Where probe traffic is filed in the frame log.
@@ -67,12 +101,14 @@ pub struct Msg<'a> {
     /// Answer the requests the server sends meanwhile (2025-11-25
     /// sampling, elicitation) with what this gives.
     pub answer: Option<crate::transport::Answer<'a>>,
+    /// stdio, no reply due: watch for a moment what the message provokes.
+    pub linger: bool,
 }
 
 impl<'a> Msg<'a> {
     /// A request (or, with `no_reply`, a notification) POSTed or written.
     pub fn new(rev: Revision, label: &'a str, body: &'a Value) -> Msg<'a> {
-        Msg { rev, label, body, http_method: "POST", edits: &[], exact_names: false, want_reply: true, answer: None }
+        Msg { rev, label, body, http_method: "POST", edits: &[], exact_names: false, want_reply: true, answer: None, linger: true }
     }
     pub fn answering(mut self, answer: crate::transport::Answer<'a>) -> Msg<'a> {
         self.answer = Some(answer);
@@ -90,9 +126,15 @@ impl<'a> Msg<'a> {
         self.want_reply = false;
         self
     }
+    /// No reply due, and none awaited: return as soon as it is sent.
+    pub fn no_linger(mut self) -> Msg<'a> {
+        self.want_reply = false;
+        self.linger = false;
+        self
+    }
     /// A bodiless HTTP request (GET, DELETE…).
     pub fn raw(rev: Revision, label: &'a str, http_method: &'a str) -> Msg<'a> {
-        Msg { rev, label, body: &Value::Null, http_method, edits: &[], exact_names: false, want_reply: false, answer: None }
+        Msg { rev, label, body: &Value::Null, http_method, edits: &[], exact_names: false, want_reply: false, answer: None, linger: true }
     }
 }
 
@@ -125,9 +167,11 @@ pub struct Session {
     redact_params: bool,
     ids: AtomicI64,
     revs: BTreeMap<Revision, RevSession>,
-    /// stdio: the next fresh process, started while the current case runs
-    /// (a server's start-up can take seconds); it has been sent nothing.
-    spare: std::sync::Mutex<Option<Connection>>,
+    /// stdio: the next fresh processes, started while cases run (a
+    /// server's start-up can take seconds); they have been sent nothing.
+    spare: std::sync::Mutex<std::collections::VecDeque<Connection>>,
+    /// How many processes the pool keeps started ahead (stdio).
+    pool: std::sync::atomic::AtomicUsize,
     started: Instant,
     /// What the session waits for now, and since when (for a live
     /// progress line).
@@ -146,9 +190,10 @@ impl Session {
             target,
             limits,
             redact_params,
-            ids: AtomicI64::new(1),
+            ids: AtomicI64::new(FIRST_SESSION_ID),
             revs: BTreeMap::new(),
-            spare: std::sync::Mutex::new(None),
+            spare: std::sync::Mutex::new(Default::default()),
+            pool: std::sync::atomic::AtomicUsize::new(1),
             started: Instant::now(),
             waiting: Waiting::default(),
         }
@@ -214,28 +259,49 @@ impl Session {
     }
 
     /// Open a new connection (its own HTTP client) or take a new process.
-    /// stdio: the process started last time is taken, if any, and the next
-    /// one is started at once, so start-up overlaps the case's work. Each
-    /// process still gets its first line from the case that takes it.
+    /// stdio: a process of the pool started ahead is taken, if any, and the
+    /// pool is topped up at once, so start-up overlaps the cases' work.
+    /// Each process still gets its first line from the case that takes it.
     pub fn open(&self) -> Result<Connection, OpenError> {
         if self.transport() == Transport::Http {
             return Connection::open(&self.target, &self.limits);
         }
-        let spare = self.spare.lock().ok().and_then(|mut g| g.take());
+        let spare = self.spare.lock().ok().and_then(|mut g| g.pop_front());
         let conn = match spare {
             Some(c) => c,
             None => Connection::open(&self.target, &self.limits)?,
         };
-        if let Ok(next) = Connection::open(&self.target, &self.limits)
-            && let Ok(mut g) = self.spare.lock()
-        {
-            *g = Some(next);
-        }
+        self.top_up();
         Ok(conn)
     }
 
+    /// stdio: keep `n` processes started ahead (at least one; the run sets
+    /// it from `-j`), and start them now.
+    pub fn keep_started(&self, n: usize) {
+        self.pool.store(n.max(1), Ordering::Relaxed);
+        if self.transport() == Transport::Stdio {
+            self.top_up();
+        }
+    }
+
+    /// Start processes until the pool holds its size.
+    fn top_up(&self) {
+        let want = self.pool.load(Ordering::Relaxed);
+        loop {
+            let have = self.spare.lock().map(|g| g.len()).unwrap_or(want);
+            if have >= want {
+                break;
+            }
+            let Ok(next) = Connection::open(&self.target, &self.limits) else { break };
+            match self.spare.lock() {
+                Ok(mut g) => g.push_back(next),
+                Err(_) => break,
+            }
+        }
+    }
+
     /// A connection or process seen through another identity (HTTP headers,
-    /// stdio environment); never the spare.
+    /// stdio environment); never one of the pool.
     pub fn open_as(&self, headers: &[(String, String)], env: &[(String, String)]) -> Result<Connection, OpenError> {
         Connection::open(&self.target.with_identity(headers, env), &self.limits)
     }
@@ -311,6 +377,7 @@ impl Session {
             exact_names: msg.exact_names || self.exact_names(msg.rev),
             progress: msg.body.pointer("/params/_meta/progressToken"),
             answer: msg.answer,
+            linger: msg.linger,
         };
         if let Ok(mut w) = self.waiting.lock() {
             *w = Some((msg.label.to_string(), Instant::now()));
@@ -345,7 +412,7 @@ impl Session {
         self.revs.get(&rev).and_then(|s| s.log.lock().ok())
     }
 
-    /// Close every connection (kills stdio process groups, the spare's too).
+    /// Close every connection (kills stdio process groups, the pool's too).
     pub async fn shutdown(&self) {
         for st in self.revs.values() {
             let mut g = st.main.lock().await;
@@ -354,7 +421,8 @@ impl Session {
             }
             *g = None;
         }
-        if let Some(mut c) = self.spare.lock().ok().and_then(|mut g| g.take()) {
+        let spares: Vec<Connection> = self.spare.lock().map(|mut g| g.drain(..).collect()).unwrap_or_default();
+        for mut c in spares {
             c.kill();
         }
     }

@@ -30,24 +30,27 @@ impl Session {
     pub async fn prepare(&mut self, wanted: Option<Revision>) -> Probe {
         let want_modern = wanted.is_none_or(|r| r == Revision::Modern);
         let want_legacy = wanted.is_none_or(|r| r == Revision::Legacy);
-        if want_modern {
-            let st = self.probe_modern().await;
-            self.revs.insert(Revision::Modern, st);
-        }
         // The legacy probe also tells whether a 2026-07-28 server is
         // dual-era (which decides the modern-only rules), so it runs even
-        // when only 2026-07-28 is tested; then its state is not kept.
-        let modern_served = self.revs.get(&Revision::Modern).is_some_and(|m| m.info.supported);
-        if want_legacy || modern_served {
-            let st = self.probe_legacy().await;
-            if let Some(m) = self.revs.get_mut(&Revision::Modern)
-                && m.info.supported
-            {
-                m.dual_era = Some(st.info.supported);
-            }
-            if want_legacy {
-                self.revs.insert(Revision::Legacy, st);
-            } else if let Some(c) = st.main.lock().await.as_mut() {
+        // when only 2026-07-28 is tested; then its state is not kept. The
+        // two probes are independent and run at once, each with request
+        // ids of its own.
+        let (modern, legacy) = tokio::join!(
+            super::with_ids_from(super::MODERN_PROBE_IDS, async { if want_modern { Some(self.probe_modern().await) } else { None } }),
+            super::with_ids_from(super::LEGACY_PROBE_IDS, self.probe_legacy())
+        );
+        if let Some(st) = modern {
+            self.revs.insert(Revision::Modern, st);
+        }
+        if let Some(m) = self.revs.get_mut(&Revision::Modern)
+            && m.info.supported
+        {
+            m.dual_era = Some(legacy.info.supported);
+        }
+        if want_legacy {
+            self.revs.insert(Revision::Legacy, legacy);
+        } else {
+            if let Some(c) = legacy.main.lock().await.as_mut() {
                 c.shutdown().await;
             }
         }
@@ -174,7 +177,8 @@ impl Session {
         };
         conn.set_session_id(ex.header("mcp-session-id").map(|s| s.to_string()));
         let note = wire::notification("notifications/initialized", None);
-        let ex2 = self.exchange(conn, &Msg::new(Revision::Legacy, "handshake: notifications/initialized", &note).no_reply(), log).await;
+        // Nothing is due back; whatever comes is read with the next exchange.
+        let ex2 = self.exchange(conn, &Msg::new(Revision::Legacy, "handshake: notifications/initialized", &note).no_linger(), log).await;
         lines.push(note.to_string());
         Ok((result, vec![ex, ex2], lines))
     }

@@ -30,6 +30,10 @@ pub struct Outgoing<'a> {
     /// Requests the server sends while the reply is read are answered with
     /// what this gives (the whole JSON-RPC response); None: not answered.
     pub answer: Option<Answer<'a>>,
+    /// stdio, no reply due: read what the message provokes for a moment
+    /// (`GRACE`) before returning; false returns at once (what comes is
+    /// read with the next exchange).
+    pub linger: bool,
 }
 
 /// Makes the response to a request the server sent (its whole JSON-RPC
@@ -39,7 +43,16 @@ pub type Answer<'a> = &'a (dyn Fn(&Value) -> Value + Send + Sync);
 impl<'a> Outgoing<'a> {
     /// A JSON-RPC message POSTed (HTTP) or written as one line (stdio).
     pub fn message(body: &'a str, headers: &'a [(String, String)], expect_id: Option<&'a Value>) -> Outgoing<'a> {
-        Outgoing { http_method: "POST", body: Some(body), headers, expect_id, exact_names: false, progress: None, answer: None }
+        Outgoing {
+            http_method: "POST",
+            body: Some(body),
+            headers,
+            expect_id,
+            exact_names: false,
+            progress: None,
+            answer: None,
+            linger: true,
+        }
     }
 }
 
@@ -146,7 +159,8 @@ impl Connection {
                             inc.frames = frames;
                             inc.error = err;
                         }
-                        None => inc.frames = t.read_for(GRACE).await,
+                        None if out.linger => inc.frames = t.read_for(GRACE).await,
+                        None => {}
                     }
                 }
                 inc.ms = start.elapsed().as_millis() as u64;

@@ -273,29 +273,33 @@ fn judge_probe(ex: &Exchange, want: Want, what: &str) -> Option<String> {
 
 /// Run the probes of one case; an unusable baseline is an error.
 async fn run_probes(cx: &Cx<'_>, t: &Target, probes: Vec<Probe>, out: &mut Outcome) {
-    // The baseline of a target is sent once per revision: cases that
-    // probe the same request show the one exchange that was served.
-    let key = format!("{} {}", t.method, t.params);
-    if let Some(mut ex) = cx.facts.baseline(&key) {
-        ex.note = Some("the baseline, served once for every header case that probes this request".into());
-        out.exchanges.push(ex);
-    } else if t.callable {
-        match probe_send(cx, &format!("{}: baseline with correct headers", t.what), t, None, vec![], false).await {
-            Ok(ex) => {
-                if ex.error.is_some() || ex.result().is_none() {
+    // The baseline of a target is sent once per revision, by the first
+    // case that probes it; every case shows that one exchange.
+    if t.callable {
+        let key = format!("{} {}", t.method, t.params);
+        let label = format!("{}: baseline with correct headers", t.what);
+        match cx
+            .facts
+            .baseline(cx, &key, || async { probe_send(cx, &label, t, None, vec![], false).await.map_err(|e| e.to_string()) })
+            .await
+        {
+            Ok(mut ex) => {
+                ex.note = Some("the baseline, sent once for every header case that probes this request".into());
+                let unusable = ex.error.is_some() || ex.result().is_none();
+                if unusable {
                     out.set_error(format!(
                         "{} with correct headers was not served ({}), so the probes cannot be judged",
                         t.what,
                         ex.summary()
                     ));
-                    out.exchanges.push(ex);
+                }
+                out.exchanges.push(ex);
+                if unusable {
                     return;
                 }
-                cx.facts.keep_baseline(key, ex.clone().lite());
-                out.exchanges.push(ex);
             }
             Err(e) => {
-                out.set_error(e.to_string());
+                out.set_error(e);
                 return;
             }
         }
