@@ -148,3 +148,32 @@ fn the_console_and_the_report_keep_catalogue_order() {
         assert_eq!(r8, catalogue, "{transport}: catalogue order");
     }
 }
+
+/// `-j N` bounds the whole run's requests in flight, those a check sends
+/// together included (completion probes go several at a time). The
+/// reference server's `load-dropped-response` drops a request whenever six
+/// or more are in flight: with `-j 5` no case can see it, with `-j 8` the
+/// catalogue's own traffic reaches it.
+#[test]
+fn minus_j_bounds_the_requests_in_flight_over_the_whole_run() {
+    let run = |j: &str| {
+        let server = start_http(&["--era".into(), "dual".into(), "--sse".into(), "--fault".into(), "load-dropped-response".into()]);
+        let dir = outdir(&format!("concurrency-in-flight-{j}"));
+        let mut cmd = mcpcert();
+        cmd.args(["run", "--http", &server.url, "--allowed-origin", "http://localhost", "-j", j]);
+        report_args(&mut cmd, &dir);
+        cmd.output().unwrap();
+        let rep = report(&dir);
+        let red: Vec<String> = rep["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| !["pass", "n/a"].contains(&c["verdict"].as_str().unwrap()))
+            .map(|c| format!("{}: {}", c["id"], c["message"]))
+            .collect();
+        red
+    };
+    let five = run("5");
+    assert!(five.is_empty(), "-j 5 keeps at most five requests in flight, yet:\n{}", five.join("\n"));
+    assert!(!run("8").is_empty(), "-j 8 lets the run reach six requests in flight (the test's control)");
+}

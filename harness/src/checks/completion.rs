@@ -6,6 +6,7 @@ use super::judge::completion::{CompletionTarget, completion_problems, targets_fr
 use super::walk::ListMethod;
 use super::{Check, Cx, Outcome};
 use crate::record::Exchange;
+use futures_util::StreamExt;
 use serde::Deserialize;
 use serde_json::json;
 
@@ -53,34 +54,44 @@ impl Check for CompletionProbe {
         }
         let per_arg = cx.policy.completion_probes.max(1);
         let mut judged = 0;
-        for t in targets.iter().take(50) {
-            for value in std::iter::once("").chain(PREFIXES).take(per_arg) {
+        // Every probe's request (and id) is made first, in order; they are
+        // then sent several at a time (the run's limit on requests in
+        // flight, -j, holds for them too) and judged in that order.
+        let probes: Vec<(String, serde_json::Value)> = targets
+            .iter()
+            .take(50)
+            .flat_map(|t| std::iter::once("").chain(PREFIXES).take(per_arg).map(move |value| (t, value)))
+            .map(|(t, value)| {
                 let p = json!({"ref": t.reference, "argument": {"name": t.argument, "value": value}});
-                let body = cx.request("completion/complete", Some(p));
-                let label = format!("complete {} from {value:?}", t.what);
-                let ex = match cx.on_main(&label, &body).await {
-                    Ok(e) => e,
-                    Err(e) => return Outcome::error(e.to_string()),
-                };
-                if let Some(e) = &ex.error {
-                    out.set_error(format!("{label}: {e}"));
-                    out.exchanges.push(ex);
-                    return out;
-                }
-                judged += 1;
-                match ex.result() {
-                    Some(res) => {
-                        for p in completion_problems(res, cx.rev) {
-                            if out.failures.len() < 20 {
-                                out.fail(format!("{label}: {p}"));
-                            }
+                (format!("complete {} from {value:?}", t.what), cx.request("completion/complete", Some(p)))
+            })
+            .collect();
+        let sends: Vec<_> = probes.iter().map(|(label, body)| cx.on_main(label, body)).collect();
+        let mut sent = futures_util::stream::iter(sends).buffered(8);
+        let mut labels = probes.iter().map(|(l, _)| l);
+        while let (Some(ex), Some(label)) = (sent.next().await, labels.next()) {
+            let ex = match ex {
+                Ok(e) => e,
+                Err(e) => return Outcome::error(e.to_string()),
+            };
+            if let Some(e) = &ex.error {
+                out.set_error(format!("{label}: {e}"));
+                out.exchanges.push(ex);
+                return out;
+            }
+            judged += 1;
+            match ex.result() {
+                Some(res) => {
+                    for p in completion_problems(res, cx.rev) {
+                        if out.failures.len() < 20 {
+                            out.fail(format!("{label}: {p}"));
                         }
                     }
-                    None => out.fail(format!("{label}: an argument the server itself lists should complete; got {}", ex.summary())),
                 }
-                if out.exchanges.len() < 12 || !out.failures.is_empty() && out.exchanges.len() < 24 {
-                    out.exchanges.push(ex);
-                }
+                None => out.fail(format!("{label}: an argument the server itself lists should complete; got {}", ex.summary())),
+            }
+            if out.exchanges.len() < 12 || !out.failures.is_empty() && out.exchanges.len() < 24 {
+                out.exchanges.push(ex);
             }
         }
         out.exchanges.push(Exchange::note(

@@ -340,7 +340,7 @@ impl Check for ConcurrentRequests {
         let bodies: Vec<Value> = conns.iter().map(|_| cx.request("tools/list", None)).collect();
         let labels: Vec<String> = (1..=conns.len()).map(|i| format!("tools/list {i} of {}, sent at once", conns.len())).collect();
         let sends = conns.iter_mut().zip(bodies.iter()).zip(labels.iter()).map(|((c, b), l)| async move {
-            let msg = Msg::new(cx.rev, l, b);
+            let msg = Msg::new(cx.rev, l, b).on_purpose();
             cx.exchange(c, &msg).await
         });
         let exchanges = futures_util::future::join_all(sends).await;

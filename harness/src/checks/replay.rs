@@ -268,7 +268,8 @@ pub async fn replay(cx: &Cx<'_>) -> Result<LoadRun, String> {
             let t = &templates[k % n_templates];
             let body = cx.request(&t.method, t.params.clone());
             let id = body.get("id").cloned().unwrap_or(Value::Null);
-            let ex = cx.exchange(conn, &Msg::new(cx.rev, &format!("load {k}: {} (connection {})", t.label, c + 1), &body)).await;
+            let ex =
+                cx.exchange(conn, &Msg::new(cx.rev, &format!("load {k}: {} (connection {})", t.label, c + 1), &body).on_purpose()).await;
             shots.push(Shot { template: k % n_templates, conn: c, id, ex });
             k += spec.connections;
         }

@@ -86,6 +86,7 @@ impl Runner {
         // more than -j and at most four.
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         self.session.keep_started((cores / 2).clamp(1, 4).min(jobs.max(1)));
+        self.session.limit_in_flight(jobs);
         let started: Mutex<Vec<bool>> = Mutex::new(vec![false; cases.len()]);
         let mut next = 0;
         let mut signal = 0;

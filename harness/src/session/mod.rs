@@ -103,12 +103,26 @@ pub struct Msg<'a> {
     pub answer: Option<crate::transport::Answer<'a>>,
     /// stdio, no reply due: watch for a moment what the message provokes.
     pub linger: bool,
+    /// Sent at once with others on purpose (a check of concurrency): not
+    /// held back by the run's limit on requests in flight.
+    pub on_purpose: bool,
 }
 
 impl<'a> Msg<'a> {
     /// A request (or, with `no_reply`, a notification) POSTed or written.
     pub fn new(rev: Revision, label: &'a str, body: &'a Value) -> Msg<'a> {
-        Msg { rev, label, body, http_method: "POST", edits: &[], exact_names: false, want_reply: true, answer: None, linger: true }
+        Msg {
+            rev,
+            label,
+            body,
+            http_method: "POST",
+            edits: &[],
+            exact_names: false,
+            want_reply: true,
+            answer: None,
+            linger: true,
+            on_purpose: false,
+        }
     }
     pub fn answering(mut self, answer: crate::transport::Answer<'a>) -> Msg<'a> {
         self.answer = Some(answer);
@@ -126,6 +140,12 @@ impl<'a> Msg<'a> {
         self.want_reply = false;
         self
     }
+    /// Sent at once with others because the check is about that: the
+    /// run's limit on requests in flight does not hold it back.
+    pub fn on_purpose(mut self) -> Msg<'a> {
+        self.on_purpose = true;
+        self
+    }
     /// No reply due, and none awaited: return as soon as it is sent.
     pub fn no_linger(mut self) -> Msg<'a> {
         self.want_reply = false;
@@ -134,7 +154,18 @@ impl<'a> Msg<'a> {
     }
     /// A bodiless HTTP request (GET, DELETE…).
     pub fn raw(rev: Revision, label: &'a str, http_method: &'a str) -> Msg<'a> {
-        Msg { rev, label, body: &Value::Null, http_method, edits: &[], exact_names: false, want_reply: false, answer: None, linger: true }
+        Msg {
+            rev,
+            label,
+            body: &Value::Null,
+            http_method,
+            edits: &[],
+            exact_names: false,
+            want_reply: false,
+            answer: None,
+            linger: true,
+            on_purpose: false,
+        }
     }
 }
 
@@ -172,6 +203,10 @@ pub struct Session {
     spare: std::sync::Mutex<std::collections::VecDeque<Connection>>,
     /// How many processes the pool keeps started ahead (stdio).
     pool: std::sync::atomic::AtomicUsize,
+    /// The most requests in flight at once (`-j`), over every case and
+    /// every connection, once the run sets it; requests sent at once on
+    /// purpose are not counted.
+    in_flight: std::sync::OnceLock<tokio::sync::Semaphore>,
     started: Instant,
     /// What the session waits for now, and since when (for a live
     /// progress line).
@@ -194,6 +229,7 @@ impl Session {
             revs: BTreeMap::new(),
             spare: std::sync::Mutex::new(Default::default()),
             pool: std::sync::atomic::AtomicUsize::new(1),
+            in_flight: std::sync::OnceLock::new(),
             started: Instant::now(),
             waiting: Waiting::default(),
         }
@@ -282,6 +318,13 @@ impl Session {
         if self.transport() == Transport::Stdio {
             self.top_up();
         }
+    }
+
+    /// At most `n` requests in flight at once over the whole run (cases
+    /// sent together and requests a check sends together alike), so that
+    /// concurrency inside a check does not add to `-j`. Set once.
+    pub fn limit_in_flight(&self, n: usize) {
+        let _ = self.in_flight.set(tokio::sync::Semaphore::new(n.max(1)));
     }
 
     /// Start processes until the pool holds its size.
@@ -382,7 +425,12 @@ impl Session {
         if let Ok(mut w) = self.waiting.lock() {
             *w = Some((msg.label.to_string(), Instant::now()));
         }
+        let permit = match self.in_flight.get() {
+            Some(limit) if !msg.on_purpose => limit.acquire().await.ok(),
+            _ => None,
+        };
         ex.fill_from(conn.exchange(&out).await);
+        drop(permit);
         if let Ok(mut w) = self.waiting.lock() {
             *w = None;
         }
