@@ -9,6 +9,7 @@ use super::judge::args::{param_headers, synth_invalid, synth_valid};
 use crate::record::Exchange;
 use crate::session::{Msg, SessionError};
 use crate::wire::{HeaderEdit, Revision};
+use futures_util::StreamExt;
 use serde_json::{Value, json};
 
 /// One tool call and why it was made.
@@ -58,6 +59,8 @@ pub async fn gather(cx: &Cx<'_>) -> Result<Calls, String> {
     let mut calls = Calls { walk_problem: w.partial(), ..Default::default() };
     let mut called = 0usize;
     let max = cx.policy.max_tools_called;
+    let mut planned: Vec<Vec<Planned>> = Vec::new();
+    let mut read_only = true;
     for (i, tool) in w.items.iter().enumerate() {
         let Some(name) = tool.get("name").and_then(|n| n.as_str()).map(String::from) else { continue };
         if let Err(why) = cx.policy.call_allowed(tool, &name) {
@@ -93,6 +96,7 @@ pub async fn gather(cx: &Cx<'_>) -> Result<Calls, String> {
         };
         let invalid = conf.invalid_arguments.clone().or_else(|| valid.as_ref().and_then(|v| synth_invalid(schema, v)));
         let plan = [(CallKind::Valid, valid), (CallKind::Invalid, invalid), (CallKind::ErrorArgs, conf.error_arguments.clone())];
+        let mut calls_of_tool = Vec::new();
         for (kind, args) in plan {
             let Some(args) = args else { continue };
             let label = match kind {
@@ -100,20 +104,53 @@ pub async fn gather(cx: &Cx<'_>) -> Result<Calls, String> {
                 CallKind::Invalid => format!("tools/call {name} (arguments that break its inputSchema)"),
                 CallKind::ErrorArgs => format!("tools/call {name} (configured error_arguments)"),
             };
-            let ex = call_tool(cx, &label, &name, schema, &args).await.map_err(|e| e.to_string())?;
-            let stop = ex.error.is_some();
-            calls.records.push(CallRecord { tool: name.clone(), kind, output_schema: output_schema.clone(), ex });
-            if stop {
-                break;
-            }
+            let (body, edits) = call_request(cx, &name, schema, &args);
+            calls_of_tool.push(Planned { tool: name.clone(), kind, output_schema: output_schema.clone(), label, body, edits });
         }
+        read_only &= tool.pointer("/annotations/readOnlyHint") == Some(&Value::Bool(true));
+        planned.push(calls_of_tool);
+    }
+    // Every request (and id) is made first, in catalogue order. A tool's
+    // calls go one after another (a call that got no answer ends its
+    // tool's); when every tool called says it is read-only
+    // (`readOnlyHint`), different tools are called at once, within the
+    // run's limit on requests in flight (-j); otherwise one at a time.
+    let width = if read_only { 8 } else { 1 };
+    let runs: Vec<_> = planned
+        .iter()
+        .map(|calls_of_tool| async move {
+            let mut records = Vec::new();
+            for p in calls_of_tool {
+                let ex = cx.session.on_main(&Msg::new(cx.rev, &p.label, &p.body).edits(&p.edits), cx.case).await?;
+                let stop = ex.error.is_some();
+                records.push(CallRecord { tool: p.tool.clone(), kind: p.kind, output_schema: p.output_schema.clone(), ex });
+                if stop {
+                    break;
+                }
+            }
+            Ok::<_, SessionError>(records)
+        })
+        .collect();
+    let done: Vec<Result<Vec<CallRecord>, SessionError>> = futures_util::stream::iter(runs).buffered(width).collect().await;
+    for records in done {
+        calls.records.extend(records.map_err(|e| e.to_string())?);
     }
     Ok(calls)
 }
 
-/// One tools/call on the main connection, with the `Mcp-Param-*` headers
-/// its inputSchema asks for (HTTP, 2026-07-28).
-async fn call_tool(cx: &Cx<'_>, label: &str, name: &str, schema: &Value, args: &Value) -> Result<Exchange, SessionError> {
+/// A call planned before any is sent.
+struct Planned {
+    tool: String,
+    kind: CallKind,
+    output_schema: Option<Value>,
+    label: String,
+    body: Value,
+    edits: Vec<HeaderEdit>,
+}
+
+/// One tools/call request for the main connection, with the `Mcp-Param-*`
+/// headers its inputSchema asks for (HTTP, 2026-07-28).
+fn call_request(cx: &Cx<'_>, name: &str, schema: &Value, args: &Value) -> (Value, Vec<HeaderEdit>) {
     let mut body = cx.request("tools/call", Some(json!({"name": name, "arguments": args})));
     // A progressToken: a slow tool that reports progress gets its timeout
     // restarted by each report (up to the ceiling), as SDK clients do.
@@ -128,5 +165,5 @@ async fn call_tool(cx: &Cx<'_>, label: &str, name: &str, schema: &Value, args: &
         Revision::Modern => param_headers(schema, args).into_iter().map(|(k, v)| HeaderEdit::Set(k, v)).collect(),
         Revision::Legacy => Vec::new(),
     };
-    cx.session.on_main(&Msg::new(cx.rev, label, &body).edits(&edits), cx.case).await
+    (body, edits)
 }

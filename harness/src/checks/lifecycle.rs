@@ -19,10 +19,6 @@ impl Check for CapabilitiesMatchHandlers {
     const NAME: &'static str = "capabilities_match_handlers";
     const ABOUT: &'static str = "each advertised capability's method works; each method of a capability not advertised answers -32601";
 
-    fn exclusive(&self) -> bool {
-        true
-    }
-
     async fn run(&self, cx: &Cx<'_>) -> Outcome {
         let mut out = Outcome::default();
         let probes: [(&str, &str, Option<Value>); 4] = [

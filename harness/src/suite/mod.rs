@@ -51,12 +51,19 @@ impl Case {
     /// Whether the case must run alone: a check type says so, or a step
     /// sends a request that changes the session's state for everyone
     /// (`logging/setLevel`, `resources/subscribe`/`unsubscribe`,
-    /// `initialize` on a shared connection) or a bodiless DELETE.
+    /// `initialize` on a shared connection or session) or a bodiless DELETE.
     pub fn exclusive(&self) -> bool {
         const STATEFUL: [&str; 4] = ["logging/setLevel", "resources/subscribe", "resources/unsubscribe", "initialize"];
         self.steps.iter().any(|s| match s {
             Step::Action { check, .. } => check.exclusive(),
-            Step::Send { send, .. } => !send.fresh && STATEFUL.contains(&send.method.as_str()),
+            // An HTTP initialize without the session id opens a session of
+            // its own: the shared one is not touched.
+            Step::Send { send, .. } => {
+                let own_session = send.method == "initialize"
+                    && send.session == SessionHeader::None
+                    && self.applies.transports == [crate::transport::Transport::Http];
+                !send.fresh && !own_session && STATEFUL.contains(&send.method.as_str())
+            }
             Step::Http { http, .. } => !http.method.eq_ignore_ascii_case("GET"),
         })
     }
