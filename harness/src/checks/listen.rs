@@ -79,6 +79,7 @@ pub async fn listen_sessions(cx: &Cx<'_>, subs: Vec<(Value, Value)>, trigger: Op
         let body = listen_body(id, filter);
         let headers = wire::modern_headers(&body);
         let mut conn = cx.session.open().map_err(|e| e.to_string())?;
+        cx.session.count_sent(1);
         let shown = cx.session.shown_headers(&conn, &headers);
         let (ran, count) = (trigger_ran.clone(), acked.clone());
         let text = body.to_string();
@@ -181,6 +182,7 @@ async fn listen_on_process(
     // A new process may take its start-up time to answer.
     let window = conn.answer_timeout();
     s.watched_ms = window.as_millis();
+    cx.session.count_sent(1);
     ex.fill_from(conn.watch(&Outgoing::message(&text, &[], None), window, &acknowledged).await);
     s.frames = ex.frames.clone();
     s.exchanges.push(ex);

@@ -296,6 +296,7 @@ pub fn run(args: RunArgs) -> u8 {
         started_at_unix_ms: started_unix,
         duration_ms: run_clock.elapsed().as_millis() as u64,
         peak_rss_kib: report::peak_rss_kib(),
+        requests_sent: runner.requests_sent(),
         transport: target.transport(),
         target: target.describe(),
         revision_requested: set.map(|s| s.revision.as_str().to_string()).unwrap_or_else(|| args.revision.clone()),

@@ -54,6 +54,9 @@ pub struct RunReport {
     /// mcpcert's own peak resident memory, in KiB (for benchmarks and
     /// the hostile-server tests).
     pub peak_rss_kib: u64,
+    /// Requests (and notifications) the run sent, probes and load included:
+    /// HTTP requests, or lines written to a stdio server.
+    pub requests_sent: u64,
     pub transport: Transport,
     pub target: Value,
     pub revision_requested: String,

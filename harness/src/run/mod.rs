@@ -67,6 +67,11 @@ impl Runner {
         self.session.waiting()
     }
 
+    /// Requests the run has sent so far (see `Session::requests_sent`).
+    pub fn requests_sent(&self) -> u64 {
+        self.session.requests_sent()
+    }
+
     pub fn started(&self) -> Instant {
         self.session.started()
     }

@@ -207,6 +207,8 @@ pub struct Session {
     /// every connection, once the run sets it; requests sent at once on
     /// purpose are not counted.
     in_flight: std::sync::OnceLock<tokio::sync::Semaphore>,
+    /// Requests and notifications sent (HTTP requests, stdio lines).
+    sent: std::sync::atomic::AtomicU64,
     started: Instant,
     /// What the session waits for now, and since when (for a live
     /// progress line).
@@ -230,6 +232,7 @@ impl Session {
             spare: std::sync::Mutex::new(Default::default()),
             pool: std::sync::atomic::AtomicUsize::new(1),
             in_flight: std::sync::OnceLock::new(),
+            sent: std::sync::atomic::AtomicU64::new(0),
             started: Instant::now(),
             waiting: Waiting::default(),
         }
@@ -318,6 +321,17 @@ impl Session {
         if self.transport() == Transport::Stdio {
             self.top_up();
         }
+    }
+
+    /// Count requests sent outside `exchange` (a listen stream watched).
+    pub fn count_sent(&self, n: u64) {
+        self.sent.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// Requests and notifications sent so far: HTTP requests, or lines
+    /// written to a stdio server.
+    pub fn requests_sent(&self) -> u64 {
+        self.sent.load(Ordering::Relaxed)
     }
 
     /// At most `n` requests in flight at once over the whole run (cases
@@ -429,6 +443,7 @@ impl Session {
             Some(limit) if !msg.on_purpose => limit.acquire().await.ok(),
             _ => None,
         };
+        self.count_sent(1);
         ex.fill_from(conn.exchange(&out).await);
         drop(permit);
         if let Ok(mut w) = self.waiting.lock() {
