@@ -490,3 +490,39 @@ impl Session {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::{StdioSpec, TargetSpec};
+
+    /// Lines in `file` once it stops growing (processes start in the background).
+    fn starts(file: &std::path::Path) -> usize {
+        let mut last = usize::MAX;
+        for _ in 0..100 {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            let n = std::fs::read_to_string(file).map(|s| s.lines().count()).unwrap_or(0);
+            if n == last && n > 0 {
+                return n;
+            }
+            last = n;
+        }
+        last
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_stdio_pool_is_started_ahead_and_topped_up() {
+        let file = std::env::temp_dir().join(format!("mcpcert-pool-{}", std::process::id()));
+        let _ = std::fs::remove_file(&file);
+        let script = format!("echo started >> {}; exec cat >/dev/null", file.display());
+        let target = TargetSpec::Stdio(StdioSpec { argv: vec!["sh".into(), "-c".into(), script], env: vec![], cwd: None });
+        let s = Session::new(target, Limits::default(), false);
+        s.keep_started(3);
+        assert_eq!(starts(&file), 3, "three processes started ahead");
+        let conn = s.open().expect("a process from the pool");
+        assert_eq!(starts(&file), 4, "the pool is topped up at once");
+        drop(conn);
+        s.shutdown().await;
+        let _ = std::fs::remove_file(&file);
+    }
+}
