@@ -3,7 +3,9 @@
 #  1. mcpcert vs the official conformance suite on the same HTTP servers
 #     (wall time and peak RSS of each whole run, one revision each), mcpcert
 #     with its default -j and with -j 1, beside the floor: the longest chain
-#     of requests that depend on each other, times the server's round trip;
+#     of requests that depend on each other times the server's round trip, or
+#     the requests sent over the server's throughput when crowded (whichever
+#     is longer), plus the observation windows the checks wait out;
 #  2. mcpcert's own overhead on the bundled reference server: cases per
 #     second over stdio and HTTP, and time per exchange against a raw
 #     loopback round trip (scripts/rawrtt.py) on the same server;
@@ -41,6 +43,10 @@ for s in refserver:2026-07-28 fastmcp:2026-07-28 rmcp:2026-07-28 server-everythi
     timed "$b/$name/mcpcert-j1.$i.time" "$M" run --http "$url" "${args[@]}" --revision "$rev" -j 1 \
       --json "$b/$name/mcpcert-j1.$i.json" --junit "$b/$name/junit-j1.xml" --html "$b/$name/report-j1.html"
   done
+  # the server's throughput when crowded: mcpcert's own --load replay (8
+  # connections at once), in a run of its own, untimed
+  "$M" run --http "$url" "${args[@]}" --revision "$rev" --load 8 -q \
+    --json "$b/$name/load.json" --junit "$b/$name/junit-load.xml" --html "$b/$name/report-load.html" >/dev/null 2>&1
   # the server's own floor: a raw round trip (2026-07-28 only; a 2025-11-25
   # server needs a session, which rawrtt.py does not open)
   [ "$rev" = 2026-07-28 ] && python3 scripts/rawrtt.py --http "$url" 100 >"$b/$name/raw.txt"
