@@ -58,9 +58,10 @@ impl Check for LoadReplay {
             let t = &run.templates[s.template];
             let all = responses(s);
             let own: Vec<&Value> = all.iter().filter(|r| r.get("id") == Some(&s.id)).collect();
-            // HTTP 429/503: the server shed load. Not a lost answer, but
+            // HTTP 429/503: the server shed load (with no body, plain text,
+            // or a JSON-RPC error for this request). Not a lost answer, but
             // not the serial one either.
-            let shed = s.ex.refused_as_busy() && own.is_empty();
+            let shed = s.ex.refused_as_busy() && all.iter().all(|r| r.get("id") == Some(&s.id) && r.get("error").is_some());
             let problem = match self.judge {
                 LoadJudge::Answered | LoadJudge::Ids if shed => None,
                 LoadJudge::SameAnswers if shed => Some(format!(

@@ -182,7 +182,7 @@ pub async fn walk_on(cx: &Cx<'_>, conn: &mut Connection, list: ListMethod) -> Wa
         } else {
             format!("{method} page {} (cursor {:?})", n + 1, cursor.as_deref().unwrap_or(""))
         };
-        // A page refused as busy (HTTP 429/503, no JSON-RPC answer) is asked
+        // A page refused as busy (HTTP 429/503 without a result) is asked
         // again, twice at most, after a pause: the walk is a fact other
         // cases judge, not a verdict on load (that is --load's).
         let mut tries = 0;

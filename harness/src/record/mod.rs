@@ -229,15 +229,16 @@ impl Exchange {
         self.stderr = inc.stderr;
     }
 
-    /// The exchange as reports keep it once it has been judged: frames and
-    /// body clipped to 64 KiB, parsed values dropped.
-    /// Whether the server refused the request as busy: HTTP 429 or 503 with
-    /// no JSON-RPC message (the walker asks again, the scheduler reruns the
-    /// case alone, the load check counts it as shed, not lost).
+    /// Whether the server refused the request as busy: HTTP 429 or 503
+    /// without a result, whatever the body (nothing, plain text, or a
+    /// JSON-RPC error): the walker asks again, the scheduler reruns the case
+    /// alone, the load check counts it as shed, not lost.
     pub fn refused_as_busy(&self) -> bool {
-        matches!(self.status, Some(429) | Some(503)) && self.response.is_none() && self.frames.iter().all(|f| f.problem.is_some())
+        matches!(self.status, Some(429) | Some(503)) && self.result().is_none()
     }
 
+    /// The exchange as reports keep it once it has been judged: frames and
+    /// body clipped to 64 KiB, parsed values dropped.
     pub fn lite(mut self) -> Exchange {
         const KEEP: usize = 64 * 1024;
         self.frames = self.frames.iter().map(|f| f.lite(KEEP)).collect();
