@@ -9,7 +9,12 @@ use crate::transport::{TargetSpec, shell_quote};
 use crate::wire::{self, MetaMode, Revision};
 use serde_json::json;
 
-pub fn reproducer(case: &Case, transcript: &[Exchange], rerun_base: &str, target: &TargetSpec) -> String {
+/// `main_session`: HTTP 2025-11-25, the session the run opened for the
+/// revision; the curl lines open one of their own in its place.
+/// Shows a `curl -i` reply (on stderr) and keeps the session id it carries.
+const SESSION_ID: &str = "tee /dev/stderr | sed -n 's/^[Mm][Cc][Pp]-[Ss][Ee][Ss][Ss][Ii][Oo][Nn]-[Ii][Dd]: *//p' | tr -d '\\r'";
+
+pub fn reproducer(case: &Case, transcript: &[Exchange], rerun_base: &str, target: &TargetSpec, main_session: Option<&str>) -> String {
     let whole_run = case.checks().any(|c| c.scope() == Scope::Run);
     let mut out = if whole_run {
         // Run alone, this check would see only its own traffic.
@@ -49,13 +54,67 @@ pub fn reproducer(case: &Case, transcript: &[Exchange], rerun_base: &str, target
             }
         }
         TargetSpec::Http(h) => {
+            let url = shell_quote(&h.url);
+            // Sessions (2025-11-25) are the server's: the ids the run saw
+            // are gone. Each session a line uses is opened again and its
+            // id kept in a shell variable: the run's own (opened by its
+            // probe) by an initialize put first; one a case opened, by that
+            // case's own initialize line.
+            let mut sessions: Vec<(String, String)> = Vec::new();
+            let sent_session =
+                |e: &Exchange| e.sent_headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("mcp-session-id")).map(|(_, v)| v.clone());
+            if let Some(main) = main_session
+                && let Some(first) = transcript.iter().find(|e| sent_session(e).as_deref() == Some(main))
+            {
+                // The target's own headers (as shown: secrets redacted) go
+                // with the handshake too.
+                let own: String = first
+                    .sent_headers
+                    .iter()
+                    .filter(|(k, _)| {
+                        let k = k.to_ascii_lowercase();
+                        !["content-type", "accept", "mcp-protocol-version", "mcp-session-id", "mcp-method", "mcp-name"]
+                            .contains(&k.as_str())
+                            && !k.starts_with("mcp-param-")
+                    })
+                    .map(|(k, v)| format!(" -H {}", shell_quote(&format!("{k}: {v}"))))
+                    .collect();
+                let init = wire::request(&json!(1), "initialize", Some(wire::initialize_params(wire::LEGACY)));
+                out.push(format!(
+                    "sid=$(curl -sS -i -X POST {url} -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream'{own} --data-binary {} | {SESSION_ID})",
+                    shell_quote(&init.to_string())
+                ));
+                let note = wire::notification("notifications/initialized", None);
+                out.push(format!(
+                    "curl -sS -X POST {url} -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: {}' -H \"Mcp-Session-Id: $sid\"{own} --data-binary {}",
+                    wire::LEGACY,
+                    shell_quote(&note.to_string())
+                ));
+                sessions.push((main.to_string(), "sid".into()));
+            }
             for ex in transcript.iter().filter(|e| e.http_method.is_some()) {
-                let mut c = format!("curl -sS -i -X {} {}", ex.http_method.as_deref().unwrap_or("POST"), shell_quote(&h.url));
+                let method = ex.http_method.as_deref().unwrap_or("POST");
+                // An exchange that opened a session the later lines use.
+                let opened =
+                    ex.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("mcp-session-id")).map(|(_, v)| v.clone()).filter(|v| {
+                        !sessions.iter().any(|(s, _)| s == v) && transcript.iter().any(|e| sent_session(e).as_deref() == Some(v))
+                    });
+                let mut c = match &opened {
+                    Some(_) => format!("sid{}=$(curl -sS -i -X {method} {url}", sessions.len() + 1),
+                    None => format!("curl -sS -i -X {method} {url}"),
+                };
                 for (k, v) in &ex.sent_headers {
-                    c.push_str(&format!(" -H {}", shell_quote(&format!("{k}: {v}"))));
+                    match sessions.iter().find(|(s, _)| k.eq_ignore_ascii_case("mcp-session-id") && s == v) {
+                        Some((_, var)) => c.push_str(&format!(" -H \"{k}: ${var}\"")),
+                        None => c.push_str(&format!(" -H {}", shell_quote(&format!("{k}: {v}")))),
+                    }
                 }
                 if let Some(b) = &ex.sent {
                     c.push_str(&format!(" --data-binary {}", shell_quote(b)));
+                }
+                if let Some(v) = opened {
+                    c.push_str(&format!(" | {SESSION_ID})"));
+                    sessions.push((v, format!("sid{}", sessions.len() + 1)));
                 }
                 out.push(c);
             }

@@ -188,6 +188,9 @@ struct RevSession {
     /// HTTP: the server accepts the MCP headers only with the spec's
     /// spelling, so every message goes with exact-case names.
     exact_names: bool,
+    /// HTTP 2025-11-25: the session the probe's handshake opened (the main
+    /// connection's).
+    session_id: Option<String>,
     main: tokio::sync::Mutex<Option<Connection>>,
     log: std::sync::Mutex<FrameLog>,
 }
@@ -332,6 +335,12 @@ impl Session {
     /// written to a stdio server.
     pub fn requests_sent(&self) -> u64 {
         self.sent.load(Ordering::Relaxed)
+    }
+
+    /// HTTP 2025-11-25: the id of the session the run opened for the
+    /// revision (its main connection's), if the server issued one.
+    pub fn main_session_id(&self, rev: Revision) -> Option<&str> {
+        self.revs.get(&rev).and_then(|s| s.session_id.as_deref())
     }
 
     /// At most `n` requests in flight at once over the whole run (cases

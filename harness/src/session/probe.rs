@@ -134,6 +134,7 @@ impl Session {
                     st.info.server_info = result.get("serverInfo").cloned();
                     if conn.transport() == crate::transport::Transport::Http {
                         st.info.session_id_issued = Some(conn.session_id().is_some());
+                        st.session_id = conn.session_id().map(String::from);
                     }
                     st.preamble = lines;
                 } else {
@@ -190,6 +191,7 @@ fn blank(rev: Revision) -> RevSession {
         dual_era: None,
         preamble: Vec::new(),
         exact_names: false,
+        session_id: None,
         main: tokio::sync::Mutex::new(None),
         log: std::sync::Mutex::new(FrameLog::default()),
     }
