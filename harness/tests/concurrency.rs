@@ -106,15 +106,21 @@ fn the_console_and_the_report_keep_catalogue_order() {
     // Each run gets a server of its own (an HTTP server numbers the
     // sessions it issues), so that what it answers does not depend on the
     // run before.
-    for transport in ["stdio", "http"] {
+    // The third set-up breaks the wire schema: the audit that lists the
+    // offending frames (and the case each arrived in) must list the same.
+    for (transport, fault) in [("stdio", None), ("http", None), ("http", Some("tools-list-no-result-type"))] {
         let run = |j: &str| {
-            let dir = outdir(&format!("concurrency-console-{transport}-{j}"));
+            let dir = outdir(&format!("concurrency-console-{transport}-{}-{j}", fault.unwrap_or("none")));
             let mut cmd = mcpcert();
-            let _server = if transport == "stdio" {
+            let server = if transport == "stdio" {
                 cmd.args(["run", "--stdio", &format!("{} --stdio --era dual --fixtures", refserver().display())]);
                 None
             } else {
-                let s = start_http(&["--era".into(), "dual".into(), "--fixtures".into(), "--sse".into()]);
+                let mut args: Vec<String> = vec!["--era".into(), "dual".into(), "--fixtures".into(), "--sse".into()];
+                if let Some(f) = fault {
+                    args.extend(["--fault".into(), f.into()]);
+                }
+                let s = start_http(&args);
                 cmd.args(["run", "--http", &s.url, "--allowed-origin", "http://localhost"]);
                 Some(s)
             };
@@ -130,12 +136,19 @@ fn the_console_and_the_report_keep_catalogue_order() {
             // session ids, the ids of the requests it sends): cases that
             // open sessions at the same time reach it in any order.
             rep["target"] = serde_json::Value::Null;
-            let text = server_numbering(&serde_json::to_string(&without_timings(rep)).unwrap());
+            let mut text = server_numbering(&serde_json::to_string(&without_timings(rep)).unwrap());
+            if let Some(s) = &server {
+                text = text.replace(&s.url, "URL");
+            }
             (lines, ids, serde_json::from_str::<serde_json::Value>(&text).unwrap())
         };
         let (l1, r1, full1) = run("1");
         let (l8, r8, full8) = run("8");
         assert!(l1.len() > 100, "{transport}");
+        if fault.is_some() {
+            let wire = full1["cases"].as_array().unwrap().iter().find(|c| c["id"] == "2026-07-28/wire/server-frames-valid").unwrap();
+            assert_eq!(wire["verdict"], "fail", "the fault is seen: {wire}");
+        }
         assert_eq!(l1, l8, "{transport}: the same console lines in the same order");
         assert_eq!(r1, r8, "{transport}: the same report order");
         // The whole report, timings and the wave each case ran in aside, is
@@ -154,6 +167,33 @@ fn the_console_and_the_report_keep_catalogue_order() {
 /// reference server's `load-dropped-response` drops a request whenever six
 /// or more are in flight: with `-j 5` no case can see it, with `-j 8` the
 /// catalogue's own traffic reaches it.
+/// A server that refuses a request as busy (503) while another is in
+/// flight: the cases refused under `-j 8` are rerun alone and get the
+/// verdicts of `-j 1` (a refused shared baseline is not kept).
+#[test]
+fn busy_refusals_under_concurrency_leave_the_verdicts_of_a_serial_run() {
+    let run = |j: &str| {
+        let server = start_http(&["--era".into(), "dual".into(), "--fault".into(), "fx-concurrent-refused".into()]);
+        let dir = outdir(&format!("concurrency-busy-{j}"));
+        let mut cmd = mcpcert();
+        cmd.args(["run", "--http", &server.url, "--allowed-origin", "http://localhost", "-j", j]);
+        report_args(&mut cmd, &dir);
+        cmd.output().unwrap();
+        let rep = report(&dir);
+        rep["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| (c["id"].as_str().unwrap().to_string(), c["verdict"].as_str().unwrap().to_string()))
+            .collect::<Vec<_>>()
+    };
+    let (one, eight) = (run("1"), run("8"));
+    let diff: Vec<String> =
+        one.iter().zip(&eight).filter(|(a, b)| a != b).map(|(a, b)| format!("{}: -j 1 {} / -j 8 {}", a.0, a.1, b.1)).collect();
+    assert!(diff.is_empty(), "verdicts differ:\n{}", diff.join("\n"));
+    assert!(one.iter().any(|(id, v)| id == "2026-07-28/conformance/concurrent-requests" && v == "fail"), "the fault is seen");
+}
+
 #[test]
 fn minus_j_bounds_the_requests_in_flight_over_the_whole_run() {
     let run = |j: &str| {

@@ -75,7 +75,7 @@ impl Check for NoServerRequests {
             seen = a.requests.iter().take(5).map(|f| clip(&f.raw, 160)).collect();
         } else if let Some(log) = cx.session.frame_log(cx.rev) {
             frames = log.frames.len() as u64;
-            for lf in &log.frames {
+            for lf in log.in_order() {
                 if lf.parsed().is_server_request() {
                     count += 1;
                     if seen.len() < 5 {
@@ -115,7 +115,7 @@ impl Check for WireFramesValid {
         let mut checked = 0usize;
         // The exchanges that drew the first offending frames, to replay them.
         let mut replay: Vec<Arc<Exchange>> = Vec::new();
-        for lf in &log.frames {
+        for lf in log.in_order() {
             let parsed = lf.parsed();
             let Some(v) = &parsed.value else { continue };
             if !v.is_object() {
@@ -181,7 +181,7 @@ impl Check for InputRequiredAudit {
         let Some(log) = cx.session.frame_log(cx.rev) else { return out };
         let mut bad = Vec::new();
         let mut checked = 0;
-        for lf in &log.frames {
+        for lf in log.in_order() {
             let parsed = lf.parsed();
             let Some(v) = &parsed.value else { continue };
             let Some(method) = lf.origin.rpc_method.as_deref() else { continue };
@@ -213,7 +213,7 @@ impl Check for InputRequiredAudit {
 fn notifications_with_requests(cx: &Cx<'_>, keep: &[&str]) -> (Vec<(Value, Option<Value>, String)>, u64) {
     let mut out = Vec::new();
     let Some(log) = cx.session.frame_log(cx.rev) else { return (out, 0) };
-    for lf in &log.frames {
+    for lf in log.in_order() {
         let parsed = lf.parsed();
         let Some(v) = parsed.value else { continue };
         if !v.get("method").and_then(|m| m.as_str()).is_some_and(|m| keep.contains(&m)) || v.get("id").is_some() {

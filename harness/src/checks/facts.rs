@@ -18,8 +18,14 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use tokio::sync::OnceCell;
 
-/// A header probe's baseline, once sent (or why it could not be).
-type Baseline = OnceCell<Result<Exchange, String>>;
+/// A header probe's baseline: the exchange once one was served, and
+/// whether one was sent at all (the first goes with the fact's own ids).
+#[derive(Default)]
+struct BaselineState {
+    served: Option<Exchange>,
+    tried: bool,
+}
+type Baseline = tokio::sync::Mutex<BaselineState>;
 
 /// A shared fact, or why it could not be gathered at all.
 pub type Fact<T> = Result<Arc<T>, String>;
@@ -47,7 +53,17 @@ impl Facts {
     /// exchanges are filed under the case that walked it first).
     pub async fn list_walk(&self, cx: &Cx<'_>, list: ListMethod) -> Fact<Walk> {
         self.walks[list as usize]
-            .get_or_init(|| fact_ids(cx, list.method(), async { cx.walk_main(list).await.map(Arc::new).map_err(|e| e.to_string()) }))
+            .get_or_init(|| {
+                fact_ids(cx, list.method(), async {
+                    let label = match list {
+                        ListMethod::Tools => "(shared: tools/list walk)",
+                        ListMethod::Prompts => "(shared: prompts/list walk)",
+                        ListMethod::Resources => "(shared: resources/list walk)",
+                        ListMethod::Templates => "(shared: resources/templates/list walk)",
+                    };
+                    cx.shared(label).walk_main(list).await.map(Arc::new).map_err(|e| e.to_string())
+                })
+            })
             .await
             .clone()
     }
@@ -82,18 +98,29 @@ impl Facts {
     /// with arguments that break its inputSchema, and once with configured
     /// error arguments.
     pub async fn tool_calls(&self, cx: &Cx<'_>) -> Fact<Calls> {
-        self.calls.get_or_init(|| fact_ids(cx, "tool calls", async { calls::gather(cx).await.map(Arc::new) })).await.clone()
+        self.calls
+            .get_or_init(|| fact_ids(cx, "tool calls", async { calls::gather(&cx.shared("(shared: tool calls)")).await.map(Arc::new) }))
+            .await
+            .clone()
     }
 
     /// The subscriptions with an empty filter and with `toolsListChanged`,
     /// watched together once (with the trigger, if any).
     pub async fn trigger_listens(&self, cx: &Cx<'_>) -> Fact<ListenPair> {
-        self.listens.get_or_init(|| fact_ids(cx, "trigger listens", async { listen::trigger_pair(cx).await.map(Arc::new) })).await.clone()
+        self.listens
+            .get_or_init(|| {
+                fact_ids(cx, "trigger listens", async { listen::trigger_pair(&cx.shared("(shared: listen streams)")).await.map(Arc::new) })
+            })
+            .await
+            .clone()
     }
 
     /// The load replay (`--load N`), made once.
     pub async fn load(&self, cx: &Cx<'_>) -> Fact<LoadRun> {
-        self.load.get_or_init(|| fact_ids(cx, "load replay", async { replay::replay(cx).await.map(Arc::new) })).await.clone()
+        self.load
+            .get_or_init(|| fact_ids(cx, "load replay", async { replay::replay(&cx.shared("(shared: load replay)")).await.map(Arc::new) }))
+            .await
+            .clone()
     }
 
     /// The load replay's figures, if one was made.
@@ -102,18 +129,37 @@ impl Facts {
     }
 
     /// The baseline of a header probe's request (`key`: its method and
-    /// params), sent by `send` once per revision, by the first case that
-    /// probes the request; the others await it. `Err` when it could not be
-    /// sent; an exchange that was not served is the case's to judge.
+    /// params), sent by `send` by the first case that probes the request;
+    /// the others wait for it and show the same exchange. Only a baseline
+    /// that was served is kept: one that failed (no answer, refused as
+    /// busy, an error) is sent again by the next case that needs it (a
+    /// case rerun alone after a busy refusal included), with that case's
+    /// own ids. `Err` when it could not be sent at all.
     pub async fn baseline<Fut>(&self, cx: &Cx<'_>, key: &str, send: impl FnOnce() -> Fut) -> Result<Exchange, String>
     where
         Fut: std::future::Future<Output = Result<Exchange, String>>,
     {
-        let cell = match self.baselines.lock() {
+        let slot = match self.baselines.lock() {
             Ok(mut m) => m.entry(key.to_string()).or_default().clone(),
             Err(_) => Arc::default(),
         };
-        cell.get_or_init(|| fact_ids(cx, &format!("baseline {key}"), send())).await.clone()
+        let mut held = slot.lock().await;
+        if let Some(ex) = &held.served {
+            return Ok(ex.clone());
+        }
+        let sent = if held.tried {
+            send().await
+        } else {
+            held.tried = true;
+            fact_ids(cx, &format!("baseline {key}"), send()).await
+        };
+        if let Ok(ex) = &sent
+            && ex.error.is_none()
+            && ex.result().is_some()
+        {
+            held.served = Some(ex.clone());
+        }
+        sent
     }
 }
 

@@ -208,7 +208,13 @@ pub struct Cx<'a> {
     pub case: &'a str,
 }
 
-impl Cx<'_> {
+impl<'a> Cx<'a> {
+    /// The same context for gathering a shared fact: its traffic is filed
+    /// in the frame log under `label`, not under whichever case asked first.
+    pub fn shared(&self, label: &'a str) -> Cx<'a> {
+        Cx { session: self.session, facts: self.facts, policy: self.policy, rev: self.rev, case: label }
+    }
+
     pub fn transport(&self) -> Transport {
         self.session.transport()
     }

@@ -42,6 +42,35 @@ pub struct FrameLog {
 }
 
 impl FrameLog {
+    /// The frames in an order that does not depend on which request was
+    /// answered first (`-j`): by the id of the request that drew them (the
+    /// probes' ids, then each case's block in catalogue order, then the
+    /// shared facts' blocks), the frames of one exchange as they came; an
+    /// exchange without an id (a notification) stays after the one its
+    /// case sent before it.
+    pub fn in_order(&self) -> Vec<&LoggedFrame> {
+        let mut last: std::collections::HashMap<&str, i64> = Default::default();
+        let mut keyed: Vec<(i64, &LoggedFrame)> = self
+            .frames
+            .iter()
+            .map(|lf| {
+                let id = lf.origin.request_id.as_ref().and_then(|v| match v {
+                    serde_json::Value::Number(n) => n.as_i64(),
+                    serde_json::Value::String(s) => s.chars().filter(|c| c.is_ascii_digit()).collect::<String>().parse().ok(),
+                    _ => None,
+                });
+                let key = match id {
+                    Some(k) => k,
+                    None => last.get(lf.case.as_str()).copied().unwrap_or(0),
+                };
+                last.insert(lf.case.as_str(), key);
+                (key, lf)
+            })
+            .collect();
+        keyed.sort_by_key(|(k, _)| *k);
+        keyed.into_iter().map(|(_, lf)| lf).collect()
+    }
+
     /// File the frames of `ex`, sent in `case`.
     pub fn add(&mut self, case: &str, ex: &Exchange) {
         if ex.frames.is_empty() {

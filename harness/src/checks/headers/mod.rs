@@ -280,7 +280,9 @@ async fn run_probes(cx: &Cx<'_>, t: &Target, probes: Vec<Probe>, out: &mut Outco
         let label = format!("{}: baseline with correct headers", t.what);
         match cx
             .facts
-            .baseline(cx, &key, || async { probe_send(cx, &label, t, None, vec![], false).await.map_err(|e| e.to_string()) })
+            .baseline(cx, &key, || async {
+                probe_send(&cx.shared("(shared: header probe baseline)"), &label, t, None, vec![], false).await.map_err(|e| e.to_string())
+            })
             .await
         {
             Ok(mut ex) => {
