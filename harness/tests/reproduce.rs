@@ -5,16 +5,17 @@
 mod common;
 use common::*;
 
-/// The reproducer's curl lines, run by bash against the server; stdout and
-/// stderr together. None when curl is not installed.
-fn run_curl_lines(repro: &str) -> Option<String> {
+/// The reproducer's curl lines, run by bash against the server: (stdout,
+/// stderr). None when curl is not installed. Lines that keep a session id
+/// show their reply on stderr; the others print to stdout.
+fn run_curl_lines(repro: &str) -> Option<(String, String)> {
     if std::process::Command::new("curl").arg("--version").output().is_err() {
         eprintln!("curl is not installed: the reproducer's curl lines are not run");
         return None;
     }
     let script: Vec<&str> = repro.lines().filter(|l| !l.starts_with("rerun")).collect();
     let out = std::process::Command::new("bash").arg("-c").arg(script.join("\n")).output().unwrap();
-    Some(format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+    Some((String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned()))
 }
 
 fn failing_case(fault: &str, id: &str) -> (HttpServer, String) {
@@ -37,8 +38,9 @@ fn a_request_on_the_runs_session_is_reproduced_on_a_session_of_its_own() {
         "an initialize opens the session first:\n{repro}"
     );
     assert!(repro.contains("\"Mcp-Session-Id: $sid\""), "later lines use its id:\n{repro}");
-    if let Some(out) = run_curl_lines(&repro) {
-        assert!(out.contains("\"code\":-32601"), "the ping reaches the server in that session and gets the same error:\n{out}");
+    if let Some((stdout, stderr)) = run_curl_lines(&repro) {
+        assert!(stderr.contains("mcp-session-id") || stderr.contains("Mcp-Session-Id"), "the initialize's reply is shown:\n{stderr}");
+        assert!(stdout.contains("\"code\":-32601"), "the ping reaches the server in that session and gets the same error:\n{stdout}");
     }
 }
 
@@ -47,9 +49,13 @@ fn a_session_the_case_opened_is_opened_again_and_its_id_kept() {
     let (_server, repro) = failing_case("ended-session-alive", "2025-11-25/lifecycle/http-ended-session-404");
     assert!(repro.lines().any(|l| l.starts_with("sid1=$(curl")), "the case's own initialize keeps its session id:\n{repro}");
     assert!(repro.contains("-X DELETE") && repro.contains("$sid1"), "the DELETE and the request after it use that id:\n{repro}");
-    if let Some(out) = run_curl_lines(&repro) {
-        // The fault: the ended session still answers (HTTP 200 after the DELETE).
-        let after_delete = out.rsplit("HTTP/1.1").next().unwrap_or("");
-        assert!(after_delete.starts_with(" 200"), "the request after the DELETE is served, as in the run:\n{out}");
+    if let Some((stdout, _)) = run_curl_lines(&repro) {
+        // stdout holds the replies to notifications/initialized, the DELETE
+        // and the last request: the fault keeps the ended session alive, so
+        // that request is served.
+        let statuses: Vec<&str> = stdout.lines().filter(|l| l.starts_with("HTTP/")).collect();
+        assert_eq!(statuses.len(), 3, "initialized, the DELETE and the request after it:\n{stdout}");
+        assert!(statuses[2].contains(" 200"), "the request after the DELETE is served, as in the run:\n{stdout}");
+        assert!(stdout.trim_end().ends_with('}') && stdout.contains("\"result\""), "with a result:\n{stdout}");
     }
 }

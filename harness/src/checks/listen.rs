@@ -41,7 +41,7 @@ async fn call_named(cx: &Cx<'_>, label: &str, t: &InputTool) -> Result<Exchange,
 /// together, each on a connection of its own, and watched at once; a
 /// trigger, if given, runs once, when every stream is acknowledged (and
 /// once more afterwards, to put the tool set back). Over stdio each gets a
-/// process of its own, one after another.
+/// process of its own (with the trigger run on it), all watched at once.
 pub async fn listen_sessions(cx: &Cx<'_>, subs: Vec<(Value, Value)>, trigger: Option<&InputTool>) -> Result<Vec<Listen>, String> {
     if cx.transport() == Transport::Stdio {
         // The processes are watched at once; each request's id is fixed

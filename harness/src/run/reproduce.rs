@@ -66,17 +66,12 @@ pub fn reproducer(case: &Case, transcript: &[Exchange], rerun_base: &str, target
             if let Some(main) = main_session
                 && let Some(first) = transcript.iter().find(|e| sent_session(e).as_deref() == Some(main))
             {
-                // The target's own headers (as shown: secrets redacted) go
-                // with the handshake too.
+                // The target's own headers (as shown: secrets redacted; they
+                // come first in every exchange's) go with the handshake too.
                 let own: String = first
                     .sent_headers
                     .iter()
-                    .filter(|(k, _)| {
-                        let k = k.to_ascii_lowercase();
-                        !["content-type", "accept", "mcp-protocol-version", "mcp-session-id", "mcp-method", "mcp-name"]
-                            .contains(&k.as_str())
-                            && !k.starts_with("mcp-param-")
-                    })
+                    .take(h.headers.len())
                     .map(|(k, v)| format!(" -H {}", shell_quote(&format!("{k}: {v}"))))
                     .collect();
                 let init = wire::request(&json!(1), "initialize", Some(wire::initialize_params(wire::LEGACY)));

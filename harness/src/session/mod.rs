@@ -505,31 +505,46 @@ mod tests {
     use super::*;
     use crate::transport::{StdioSpec, TargetSpec};
 
-    /// Lines in `file` once it stops growing (processes start in the background).
-    fn starts(file: &std::path::Path) -> usize {
-        let mut last = usize::MAX;
-        for _ in 0..100 {
-            std::thread::sleep(std::time::Duration::from_millis(20));
-            let n = std::fs::read_to_string(file).map(|s| s.lines().count()).unwrap_or(0);
-            if n == last && n > 0 {
-                return n;
+    /// Waits (up to 5 s) until `file` has `n` lines (processes start in the
+    /// background); the count it saw last.
+    fn starts(file: &std::path::Path, n: usize) -> usize {
+        let mut seen = 0;
+        for _ in 0..250 {
+            seen = std::fs::read_to_string(file).map(|s| s.lines().count()).unwrap_or(0);
+            if seen >= n {
+                break;
             }
-            last = n;
+            std::thread::sleep(std::time::Duration::from_millis(20));
         }
-        last
+        seen
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_stdio_pool_is_started_ahead_and_topped_up() {
         let file = std::env::temp_dir().join(format!("mcpcert-pool-{}", std::process::id()));
         let _ = std::fs::remove_file(&file);
-        let script = format!("echo started >> {}; exec cat >/dev/null", file.display());
+        // Each process notes its pid when it starts, and answers its first
+        // line with it.
+        let script = format!(
+            "echo $$ >> {}; read l; echo '{{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{\"pid\":'$$'}}}}'; exec cat >/dev/null",
+            file.display()
+        );
         let target = TargetSpec::Stdio(StdioSpec { argv: vec!["sh".into(), "-c".into(), script], env: vec![], cwd: None });
         let s = Session::new(target, Limits::default(), false);
         s.keep_started(3);
-        assert_eq!(starts(&file), 3, "three processes started ahead");
-        let conn = s.open().expect("a process from the pool");
-        assert_eq!(starts(&file), 4, "the pool is topped up at once");
+        assert_eq!(s.spare.lock().unwrap().len(), 3, "three processes started ahead");
+        assert_eq!(starts(&file, 3), 3);
+        let pooled: Vec<i64> = std::fs::read_to_string(&file).unwrap().lines().filter_map(|l| l.trim().parse().ok()).collect();
+        let mut conn = s.open().expect("a process from the pool");
+        assert_eq!(s.spare.lock().unwrap().len(), 3, "the pool is topped up at once");
+        let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+        let id = serde_json::json!(1);
+        let reply = conn.exchange(&crate::transport::Outgoing::message(body, &[], Some(&id))).await;
+        let pid = reply.response.and_then(|r| r.pointer("/result/pid").and_then(|p| p.as_i64()));
+        assert!(pid.is_some_and(|p| pooled.contains(&p)), "the process taken was started ahead ({pid:?}, pool {pooled:?})");
+        assert_eq!(starts(&file, 4), 4, "one process started to replace the one taken, and no more");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        assert_eq!(starts(&file, 4), 4);
         drop(conn);
         s.shutdown().await;
         let _ = std::fs::remove_file(&file);
