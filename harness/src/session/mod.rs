@@ -47,25 +47,39 @@ pub(crate) fn with_ids_from<F: std::future::Future>(first: i64, f: F) -> impl st
 }
 
 /// Run the gathering of a shared fact with a block of request ids of its
-/// own, drawn from the fact's name (and revision): the fact's requests carry
-/// the same ids whichever case asks for it first, so reports do not depend
-/// on `-j`. Fact blocks lie above every case's (a catalogue of fewer than
-/// half a million cases) and below 2^53, so ids stay exact in any JSON
-/// reader.
+/// own, drawn from the fact's name (`"<revision> <fact>"`): the fact's
+/// requests carry the same ids whichever case asks for it first, so reports
+/// do not depend on `-j`. Every id stays below 2^31, for servers that keep
+/// ids in 32-bit integers (see `fact_block`).
 pub fn with_fact_ids<F: std::future::Future>(fact: &str, f: F) -> impl std::future::Future<Output = F::Output> + use<F> {
     let first = fact_block(fact);
     CASE_IDS.scope(std::sync::Arc::new(AtomicI64::new(first)), f)
 }
 
-/// The first id of a fact's block: FNV-1a of its name, spread over eight
-/// million blocks of a million ids from block 1,000,001 on.
+/// The shared facts gathered in bulk (list walks, calls, listens, the load
+/// replay), each with a block of ten million ids per revision.
+const BULK_FACTS: [&str; 7] =
+    ["tools/list", "prompts/list", "resources/list", "resources/templates/list", "tool calls", "trigger listens", "load replay"];
+
+/// The first id of a fact's block. Ids lie below 2^31 in four ranges: the
+/// probes and the session's own (under 1,000,000); cases, a block of a
+/// million each (from 1,000,000; under 1,000,000,000 for a catalogue of
+/// fewer than 500 cases, each block used at most twice); the bulk facts
+/// (from 1,200,000,000, ten million each); and any other fact (a header
+/// probe's baseline: one request), a block of a thousand picked by FNV-1a
+/// of its name among 500,000 (from 1,500,000,000 to 2,000,000,000).
 fn fact_block(fact: &str) -> i64 {
+    let (rev, name) = fact.split_once(' ').unwrap_or(("", fact));
+    let rev_index = Revision::ALL.iter().position(|r| r.as_str() == rev).unwrap_or(0) as i64;
+    if let Some(k) = BULK_FACTS.iter().position(|f| *f == name) {
+        return 1_200_000_000 + (rev_index * BULK_FACTS.len() as i64 + k as i64) * 10_000_000;
+    }
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in fact.bytes() {
         h ^= u64::from(b);
         h = h.wrapping_mul(0x0000_0100_0000_01b3);
     }
-    (1_000_001 + (h % 8_000_000) as i64) * 1_000_000
+    1_500_000_000 + (h % 500_000) as i64 * 1_000
 }
 
 /// Where probe traffic is filed in the frame log.
@@ -517,6 +531,24 @@ mod tests {
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
         seen
+    }
+
+    #[test]
+    fn fact_blocks_stay_apart_and_below_two_to_the_31() {
+        let mut firsts = Vec::new();
+        for rev in Revision::ALL {
+            for f in BULK_FACTS {
+                firsts.push((fact_block(&format!("{rev} {f}")), 10_000_000));
+            }
+            firsts.push((fact_block(&format!("{rev} baseline tools/list {{}}")), 1_000));
+        }
+        firsts.sort();
+        assert!(firsts[0].0 >= 1_000_000_000, "above every case's block");
+        for w in firsts.windows(2) {
+            assert!(w[0].0 + w[0].1 <= w[1].0, "blocks overlap: {w:?}");
+        }
+        let (last, size) = firsts[firsts.len() - 1];
+        assert!(last + size <= i64::from(i32::MAX), "below 2^31");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
