@@ -47,9 +47,13 @@ for s in refserver:2026-07-28 fastmcp:2026-07-28 rmcp:2026-07-28 server-everythi
   # connections at once), in a run of its own, untimed
   "$M" run --http "$url" "${args[@]}" --revision "$rev" --load 8 -q \
     --json "$b/$name/load.json" --junit "$b/$name/junit-load.xml" --html "$b/$name/report-load.html" >/dev/null 2>&1
-  # the server's own floor: a raw round trip (2026-07-28 only; a 2025-11-25
-  # server needs a session, which rawrtt.py does not open)
-  [ "$rev" = 2026-07-28 ] && python3 scripts/rawrtt.py --http "$url" 100 >"$b/$name/raw.txt"
+  # the server's own floor: a raw round trip (a 2025-11-25 server in a
+  # session of rawrtt.py's own)
+  if [ "$rev" = 2026-07-28 ]; then
+    python3 scripts/rawrtt.py --http "$url" 100 >"$b/$name/raw.txt"
+  else
+    python3 scripts/rawrtt.py --http-2025 "$url" 100 >"$b/$name/raw.txt"
+  fi
   echo "bench: $name done" >&2
 done
 
