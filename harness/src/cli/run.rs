@@ -312,11 +312,17 @@ pub fn run(args: RunArgs) -> u8 {
         cases: results.clone(),
     };
     let mut write_err = false;
-    for (what, res) in [
-        ("JUnit", report::write_junit(&rep, &args.junit, report::JunitStyle { warn: args.junit_warn, na: args.junit_na })),
-        ("JSON", report::write_json(&rep, &args.json)),
-        ("HTML", report::write_html(&rep, &args.html)),
-    ] {
+    // The three reports are written at once (the page takes longest).
+    let written = std::thread::scope(|s| {
+        let junit = s.spawn(|| report::write_junit(&rep, &args.junit, report::JunitStyle { warn: args.junit_warn, na: args.junit_na }));
+        let json = s.spawn(|| report::write_json(&rep, &args.json));
+        let html = report::write_html(&rep, &args.html);
+        let joined = |h: std::thread::ScopedJoinHandle<'_, std::io::Result<()>>| {
+            h.join().unwrap_or_else(|_| Err(std::io::Error::other("the writer stopped unexpectedly")))
+        };
+        [("JUnit", joined(junit)), ("JSON", joined(json)), ("HTML", html)]
+    });
+    for (what, res) in written {
         if let Err(e) = res {
             console::err_line(format!("error: could not write the {what} report: {e}"));
             write_err = true;
