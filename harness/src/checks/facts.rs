@@ -50,19 +50,17 @@ impl Facts {
     }
 
     /// A list of this revision walked once on its main connection (its
-    /// exchanges are filed under the case that walked it first).
+    /// exchanges are filed under the walk, `(shared: tools/list walk)`).
     pub async fn list_walk(&self, cx: &Cx<'_>, list: ListMethod) -> Fact<Walk> {
         self.walks[list as usize]
             .get_or_init(|| {
-                fact_ids(cx, list.method(), async {
-                    let label = match list {
-                        ListMethod::Tools => "(shared: tools/list walk)",
-                        ListMethod::Prompts => "(shared: prompts/list walk)",
-                        ListMethod::Resources => "(shared: resources/list walk)",
-                        ListMethod::Templates => "(shared: resources/templates/list walk)",
-                    };
-                    cx.shared(label).walk_main(list).await.map(Arc::new).map_err(|e| e.to_string())
-                })
+                let label = match list {
+                    ListMethod::Tools => "(shared: tools/list walk)",
+                    ListMethod::Prompts => "(shared: prompts/list walk)",
+                    ListMethod::Resources => "(shared: resources/list walk)",
+                    ListMethod::Templates => "(shared: resources/templates/list walk)",
+                };
+                fact_ids(cx, label, async move { cx.shared(label).walk_main(list).await.map(Arc::new).map_err(|e| e.to_string()) })
             })
             .await
             .clone()
@@ -98,29 +96,21 @@ impl Facts {
     /// with arguments that break its inputSchema, and once with configured
     /// error arguments.
     pub async fn tool_calls(&self, cx: &Cx<'_>) -> Fact<Calls> {
-        self.calls
-            .get_or_init(|| fact_ids(cx, "tool calls", async { calls::gather(&cx.shared("(shared: tool calls)")).await.map(Arc::new) }))
-            .await
-            .clone()
+        self.calls.get_or_init(|| fact_ids(cx, CALLS, async { calls::gather(&cx.shared(CALLS)).await.map(Arc::new) })).await.clone()
     }
 
     /// The subscriptions with an empty filter and with `toolsListChanged`,
     /// watched together once (with the trigger, if any).
     pub async fn trigger_listens(&self, cx: &Cx<'_>) -> Fact<ListenPair> {
         self.listens
-            .get_or_init(|| {
-                fact_ids(cx, "trigger listens", async { listen::trigger_pair(&cx.shared("(shared: listen streams)")).await.map(Arc::new) })
-            })
+            .get_or_init(|| fact_ids(cx, LISTENS, async { listen::trigger_pair(&cx.shared(LISTENS)).await.map(Arc::new) }))
             .await
             .clone()
     }
 
     /// The load replay (`--load N`), made once.
     pub async fn load(&self, cx: &Cx<'_>) -> Fact<LoadRun> {
-        self.load
-            .get_or_init(|| fact_ids(cx, "load replay", async { replay::replay(&cx.shared("(shared: load replay)")).await.map(Arc::new) }))
-            .await
-            .clone()
+        self.load.get_or_init(|| fact_ids(cx, LOAD, async { replay::replay(&cx.shared(LOAD)).await.map(Arc::new) })).await.clone()
     }
 
     /// The load replay's figures, if one was made.
@@ -151,7 +141,7 @@ impl Facts {
             send().await
         } else {
             held.tried = true;
-            fact_ids(cx, &format!("baseline {key}"), send()).await
+            fact_ids(cx, &format!("{BASELINE} {key}"), send()).await
         };
         if let Ok(ex) = &sent
             && ex.error.is_none()
@@ -162,6 +152,13 @@ impl Facts {
         sent
     }
 }
+
+/// The shared facts' names: the frame log files their traffic under them,
+/// and their request ids come from blocks named after them.
+const CALLS: &str = "(shared: tool calls)";
+const LISTENS: &str = "(shared: listen streams)";
+const LOAD: &str = "(shared: load replay)";
+pub(crate) const BASELINE: &str = "(shared: header probe baseline)";
 
 /// A fact's gathering, with the request ids of its own block (see
 /// `session::with_fact_ids`).

@@ -281,7 +281,7 @@ async fn run_probes(cx: &Cx<'_>, t: &Target, probes: Vec<Probe>, out: &mut Outco
         match cx
             .facts
             .baseline(cx, &key, || async {
-                probe_send(&cx.shared("(shared: header probe baseline)"), &label, t, None, vec![], false).await.map_err(|e| e.to_string())
+                probe_send(&cx.shared(crate::checks::facts::BASELINE), &label, t, None, vec![], false).await.map_err(|e| e.to_string())
             })
             .await
         {
