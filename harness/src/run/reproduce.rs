@@ -90,10 +90,10 @@ pub fn reproducer(case: &Case, transcript: &[Exchange], rerun_base: &str, target
             for ex in transcript.iter().filter(|e| e.http_method.is_some()) {
                 let method = ex.http_method.as_deref().unwrap_or("POST");
                 // An exchange that opened a session the later lines use.
-                let opened =
-                    ex.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("mcp-session-id")).map(|(_, v)| v.clone()).filter(|v| {
-                        !sessions.iter().any(|(s, _)| s == v) && transcript.iter().any(|e| sent_session(e).as_deref() == Some(v))
-                    });
+                let opened = ex
+                    .header("mcp-session-id")
+                    .map(String::from)
+                    .filter(|v| !sessions.iter().any(|(s, _)| s == v) && transcript.iter().any(|e| sent_session(e).as_deref() == Some(v)));
                 let mut c = match &opened {
                     Some(_) => format!("sid{}=$(curl -sS -i -X {method} {url}", sessions.len() + 1),
                     None => format!("curl -sS -i -X {method} {url}"),
