@@ -189,24 +189,25 @@ fn the_console_and_the_report_keep_catalogue_order() {
     }
 }
 
-/// `-j N` bounds the whole run's requests in flight, those a check sends
-/// together included (completion probes go several at a time). The
-/// reference server's `load-dropped-response` drops a request whenever six
-/// or more are in flight: with `-j 5` no case can see it, with `-j 8` the
-/// catalogue's own traffic reaches it.
+/// The report of a run with `-j J` against the reference server over HTTP
+/// (dual era, SSE replies) with one fault.
+fn http_report(fault: &str, j: &str) -> serde_json::Value {
+    let server = start_http(&["--era".into(), "dual".into(), "--sse".into(), "--fault".into(), fault.into()]);
+    let dir = outdir(&format!("concurrency-{fault}-{j}"));
+    let mut cmd = mcpcert();
+    cmd.args(["run", "--http", &server.url, "--allowed-origin", "http://localhost", "-j", j]);
+    report_args(&mut cmd, &dir);
+    cmd.output().unwrap();
+    report(&dir)
+}
+
 /// A server that refuses a request as busy (503) while another is in
 /// flight: the cases refused under `-j 8` are rerun alone and get the
 /// verdicts of `-j 1` (a refused shared baseline is not kept).
 #[test]
 fn busy_refusals_under_concurrency_leave_the_verdicts_of_a_serial_run() {
     let run = |j: &str| {
-        let server = start_http(&["--era".into(), "dual".into(), "--fault".into(), "fx-concurrent-refused".into()]);
-        let dir = outdir(&format!("concurrency-busy-{j}"));
-        let mut cmd = mcpcert();
-        cmd.args(["run", "--http", &server.url, "--allowed-origin", "http://localhost", "-j", j]);
-        report_args(&mut cmd, &dir);
-        cmd.output().unwrap();
-        let rep = report(&dir);
+        let rep = http_report("fx-concurrent-refused", j);
         rep["cases"]
             .as_array()
             .unwrap()
@@ -221,16 +222,15 @@ fn busy_refusals_under_concurrency_leave_the_verdicts_of_a_serial_run() {
     assert!(one.iter().any(|(id, v)| id == "2026-07-28/conformance/concurrent-requests" && v == "fail"), "the fault is seen");
 }
 
+/// `-j N` bounds the whole run's requests in flight, those a check sends
+/// together included (completion probes go several at a time). The
+/// reference server's `load-dropped-response` drops a request whenever six
+/// or more are in flight: with `-j 5` no case can see it, with `-j 8` the
+/// catalogue's own traffic reaches it.
 #[test]
 fn minus_j_bounds_the_requests_in_flight_over_the_whole_run() {
     let run = |j: &str| {
-        let server = start_http(&["--era".into(), "dual".into(), "--sse".into(), "--fault".into(), "load-dropped-response".into()]);
-        let dir = outdir(&format!("concurrency-in-flight-{j}"));
-        let mut cmd = mcpcert();
-        cmd.args(["run", "--http", &server.url, "--allowed-origin", "http://localhost", "-j", j]);
-        report_args(&mut cmd, &dir);
-        cmd.output().unwrap();
-        let rep = report(&dir);
+        let rep = http_report("load-dropped-response", j);
         let red: Vec<String> = rep["cases"]
             .as_array()
             .unwrap()
