@@ -15,24 +15,45 @@ pub struct WireSchemas {
     revs: HashMap<Revision, RevSchema>,
 }
 
-/// One revision's schema: its message type names, known at once, and its
-/// validators, compiled the first time a frame of that revision is judged
-/// (a run that serves one revision never pays for the other's).
+/// One revision's schema: its message type names, known at once, and a
+/// validator per message type, compiled the first time a frame of that type
+/// is judged. A run judges a few dozen of the schema's types; compiling all
+/// of them up front took about 10 ms, which the first frame judged waited for.
 struct RevSchema {
-    text: &'static str,
+    /// The schema's `$defs`, `$schema` and `$id`: every
+    /// validator is compiled against the whole of it, so that references
+    /// between types resolve.
+    doc: Value,
     defs: Vec<String>,
-    compiled: OnceLock<Result<jsonschema::ValidatorMap, String>>,
+    compiled: HashMap<String, OnceLock<Result<jsonschema::Validator, String>>>,
 }
 
 impl RevSchema {
-    fn map(&self) -> Option<&jsonschema::ValidatorMap> {
-        self.compiled
-            .get_or_init(|| {
-                let doc: Value = serde_json::from_str(self.text).map_err(|e| e.to_string())?;
-                jsonschema::options().offline().build_map(&doc).map_err(|e| e.to_string())
-            })
-            .as_ref()
-            .ok()
+    fn new(text: &str) -> Result<RevSchema, String> {
+        let mut parsed: serde_json::Map<String, Value> = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        let mut doc = serde_json::Map::new();
+        for key in ["$schema", "$id", "$defs"] {
+            if let Some(v) = parsed.remove(key) {
+                doc.insert(key.into(), v);
+            }
+        }
+        let mut defs: Vec<String> = doc.get("$defs").and_then(|d| d.as_object()).map(|d| d.keys().cloned().collect()).unwrap_or_default();
+        defs.sort();
+        let compiled = defs.iter().map(|d| (d.clone(), OnceLock::new())).collect();
+        Ok(RevSchema { doc: Value::Object(doc), defs, compiled })
+    }
+
+    /// The validator for message type `def`: None when the schema has no
+    /// such type, an error when its schema does not compile.
+    fn validator(&self, def: &str) -> Option<&Result<jsonschema::Validator, String>> {
+        let cell = self.compiled.get(def)?;
+        Some(cell.get_or_init(|| {
+            let mut root = self.doc.clone();
+            if let Value::Object(m) = &mut root {
+                m.insert("$ref".into(), Value::String(format!("#/$defs/{def}")));
+            }
+            jsonschema::options().offline().build(&root).map_err(|e| e.to_string())
+        }))
     }
 }
 
@@ -61,21 +82,21 @@ impl WireSchemas {
     pub fn load() -> Result<WireSchemas, String> {
         let mut revs = HashMap::new();
         for (rev, text) in [(Revision::Modern, MODERN_SCHEMA), (Revision::Legacy, LEGACY_SCHEMA)] {
-            let doc: Value = serde_json::from_str(text).map_err(|e| format!("schema {rev}: {e}"))?;
-            let mut defs: Vec<String> =
-                doc.get("$defs").and_then(|d| d.as_object()).map(|d| d.keys().cloned().collect()).unwrap_or_default();
-            defs.sort();
-            revs.insert(rev, RevSchema { text, defs, compiled: OnceLock::new() });
+            revs.insert(rev, RevSchema::new(text).map_err(|e| format!("schema {rev}: {e}"))?);
         }
         Ok(WireSchemas { revs })
     }
 
-    /// Compile every revision's validators now (tests; a schema that does
-    /// not compile is reported here instead of at the first frame).
+    /// Compile every message type of every revision now (tests: a type
+    /// whose schema does not compile is reported here instead of at the
+    /// first frame of that type).
     pub fn compile_all(&self) -> Result<(), String> {
         for (rev, r) in &self.revs {
-            r.map()
-                .ok_or_else(|| format!("schema {rev}: {}", r.compiled.get().and_then(|c| c.as_ref().err()).cloned().unwrap_or_default()))?;
+            for def in &r.defs {
+                if let Some(Err(e)) = r.validator(def) {
+                    return Err(format!("schema {rev}, type {def}: {e}"));
+                }
+            }
         }
         Ok(())
     }
@@ -90,12 +111,22 @@ impl WireSchemas {
 
     /// Validate `value` as message type `def` of `revision`.
     pub fn validate(&self, revision: Revision, def: &str, value: &Value) -> Vec<Violation> {
-        let Some(v) = self.revs.get(&revision).and_then(|r| r.map()).and_then(|m| m.get(&format!("#/$defs/{def}"))) else {
-            return vec![Violation {
-                message_type: def.into(),
-                path: String::new(),
-                problem: format!("mcpcert has no schema for `{def}` in {revision}"),
-            }];
+        let v = match self.revs.get(&revision).and_then(|r| r.validator(def)) {
+            Some(Ok(v)) => v,
+            Some(Err(e)) => {
+                return vec![Violation {
+                    message_type: def.into(),
+                    path: String::new(),
+                    problem: format!("mcpcert's schema for `{def}` in {revision} does not compile: {e}"),
+                }];
+            }
+            None => {
+                return vec![Violation {
+                    message_type: def.into(),
+                    path: String::new(),
+                    problem: format!("mcpcert has no schema for `{def}` in {revision}"),
+                }];
+            }
         };
         let mut out: Vec<Violation> = v
             .iter_errors(value)
