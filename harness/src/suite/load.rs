@@ -145,13 +145,16 @@ fn format_validator() -> jsonschema::Validator {
     jsonschema::options().offline().build(&schema).expect("suite format schema compiles")
 }
 
-/// Parse and check one suite file's text.
-pub fn parse_file(name: &str, text: &str, validator: &jsonschema::Validator) -> Result<(Revision, Vec<Case>), LoadError> {
+/// Parse one suite file's text, checking it against the suite format when
+/// a validator is given (the built-in suites were checked when mcpcert's
+/// tests ran: the same text, loaded from suites/, must pass the format).
+fn parse_file(name: &str, text: &str, validator: Option<&jsonschema::Validator>) -> Result<(Revision, Vec<Case>), LoadError> {
     let err = |path: String, problem: String| LoadError { file: name.to_string(), path, problem };
     let doc: Value = serde_json::from_str(text).map_err(|e| err(String::new(), format!("not valid JSON: {e}")))?;
     // is_valid stops at the first problem and builds no error: the common
     // case (a valid file) costs far less than collecting errors.
-    if !validator.is_valid(&doc)
+    if let Some(validator) = validator
+        && !validator.is_valid(&doc)
         && let Some(e) = validator.iter_errors(&doc).next()
     {
         let path = e.instance_path().to_string();
@@ -310,8 +313,10 @@ fn edit_distance(a: &str, b: &str) -> usize {
     row[b.len()]
 }
 
-fn finish(files: Vec<(String, String)>) -> Result<Catalog, LoadError> {
-    let validator = format_validator();
+/// `checked`: check each file against the suite format first (every file
+/// but the built-in ones).
+fn finish(files: Vec<(String, String)>, checked: bool) -> Result<Catalog, LoadError> {
+    let validator = checked.then(format_validator);
     let mut hasher = Sha256::new();
     let mut cases = Vec::new();
     let mut seen = HashSet::new();
@@ -321,7 +326,7 @@ fn finish(files: Vec<(String, String)>) -> Result<Catalog, LoadError> {
         hasher.update([0]);
         hasher.update(text.as_bytes());
         hasher.update([0]);
-        let (rev, file_cases) = parse_file(name, text, &validator)?;
+        let (rev, file_cases) = parse_file(name, text, validator.as_ref())?;
         let expect_dir = name.split('/').next().unwrap_or("");
         if expect_dir != rev.as_str() {
             return Err(LoadError {
@@ -356,8 +361,11 @@ fn finish(files: Vec<(String, String)>) -> Result<Catalog, LoadError> {
     Ok(Catalog { cases, digest, files: names })
 }
 
+/// The suites built into mcpcert. They are not checked against the suite
+/// format again at each run: `builtin_list_matches_the_suites_folder_and_loads`
+/// loads the same files from suites/, checked, and compares their digest.
 pub fn load_builtin() -> Result<Catalog, LoadError> {
-    finish(BUILTIN.iter().map(|(n, t)| (n.to_string(), t.to_string())).collect())
+    finish(BUILTIN.iter().map(|(n, t)| (n.to_string(), t.to_string())).collect(), false)
 }
 
 /// Load `DIR/<revision>/*.json`, sorted by name.
@@ -386,7 +394,7 @@ pub fn load_dir(dir: &Path) -> Result<Catalog, LoadError> {
             problem: "no suite files found (expected <DIR>/2026-07-28/*.json or <DIR>/2025-11-25/*.json)".into(),
         });
     }
-    finish(files)
+    finish(files, true)
 }
 
 #[cfg(test)]
@@ -413,11 +421,11 @@ mod tests {
     fn a_typo_is_an_error_naming_file_and_path() {
         let v = format_validator();
         let bad = one_case(r#"{"send":{"method":"m"}}"#, r#"{"eror":-32601}"#);
-        let e = parse_file("2026-07-28/x.json", &bad, &v).unwrap_err();
+        let e = parse_file("2026-07-28/x.json", &bad, Some(&v)).unwrap_err();
         assert_eq!(e.file, "2026-07-28/x.json");
         assert!(e.path.starts_with("/cases/0/expect/0"), "{e}");
         let unknown_type = one_case(r#"{"send":{"method":"m"}}"#, r#"{"result":"NoSuchType"}"#);
-        let e = parse_file("f", &unknown_type, &v).unwrap_err();
+        let e = parse_file("f", &unknown_type, Some(&v)).unwrap_err();
         assert_eq!(e.path, "/cases/0/expect/0/result");
     }
 
@@ -425,20 +433,20 @@ mod tests {
     fn actions_are_resolved_with_typed_arguments_at_load() {
         let v = format_validator();
         let ok = one_case(r#"{"action":"tools_admission","with":{"rule":"name"}}"#, "");
-        assert!(parse_file("f", &ok, &v).is_ok());
-        let e = parse_file("f", &one_case(r#"{"action":"tools_admission","with":{"rul":"name"}}"#, ""), &v).unwrap_err();
+        assert!(parse_file("f", &ok, Some(&v)).is_ok());
+        let e = parse_file("f", &one_case(r#"{"action":"tools_admission","with":{"rul":"name"}}"#, ""), Some(&v)).unwrap_err();
         assert_eq!(e.path, "/cases/0/steps/0/with", "{e}");
         assert!(e.problem.contains("unknown field `rul`"), "{e}");
-        let e = parse_file("f", &one_case(r#"{"action":"tools_admission","with":{"rule":"nmae"}}"#, ""), &v).unwrap_err();
+        let e = parse_file("f", &one_case(r#"{"action":"tools_admission","with":{"rule":"nmae"}}"#, ""), Some(&v)).unwrap_err();
         assert_eq!(e.path, "/cases/0/steps/0/with", "{e}");
-        let e = parse_file("f", &one_case(r#"{"action":"tools_admision","with":{"rule":"name"}}"#, ""), &v).unwrap_err();
+        let e = parse_file("f", &one_case(r#"{"action":"tools_admision","with":{"rule":"name"}}"#, ""), Some(&v)).unwrap_err();
         assert_eq!(e.path, "/cases/0/steps/0/action", "{e}");
         // A check for one transport must say so in `applies`.
-        let e = parse_file("f", &one_case(r#"{"action":"exit_on_stdin_eof"}"#, ""), &v).unwrap_err();
+        let e = parse_file("f", &one_case(r#"{"action":"exit_on_stdin_eof"}"#, ""), Some(&v)).unwrap_err();
         assert_eq!(e.path, "/cases/0/applies/transports", "{e}");
         // A check of 2026-07-28 rules in a 2025-11-25 file.
         let legacy = one_case(r#"{"action":"no_server_requests"}"#, "").replace("2026-07-28", "2025-11-25");
-        let e = parse_file("f", &legacy, &v).unwrap_err();
+        let e = parse_file("f", &legacy, Some(&v)).unwrap_err();
         assert_eq!(e.path, "/cases/0/steps/0/action", "{e}");
     }
 
@@ -450,12 +458,12 @@ mod tests {
                 .replace(r#""level":"MUST""#, &format!(r#""level":"{level}""#))
                 .replace(r#""keyword":"MUST""#, &format!(r#""keyword":"{keyword}""#))
         };
-        assert!(parse_file("f", &case("MUST", "MUST"), &v).is_ok());
-        assert!(parse_file("f", &case("SHOULD", "MUST"), &v).is_ok(), "weaker than the sentence is allowed");
-        assert!(parse_file("f", &case("MUST", "none"), &v).is_ok(), "described behaviour");
-        assert!(parse_file("f", &case("POLICY", "silent"), &v).is_ok());
+        assert!(parse_file("f", &case("MUST", "MUST"), Some(&v)).is_ok());
+        assert!(parse_file("f", &case("SHOULD", "MUST"), Some(&v)).is_ok(), "weaker than the sentence is allowed");
+        assert!(parse_file("f", &case("MUST", "none"), Some(&v)).is_ok(), "described behaviour");
+        assert!(parse_file("f", &case("POLICY", "silent"), Some(&v)).is_ok());
         for (level, keyword) in [("MUST", "SHOULD"), ("MUST NOT", "SHOULD NOT"), ("SHOULD", "silent"), ("MUST", "MAY")] {
-            let e = parse_file("f", &case(level, keyword), &v).unwrap_err();
+            let e = parse_file("f", &case(level, keyword), Some(&v)).unwrap_err();
             assert_eq!(e.path, "/cases/0/basis/keyword", "{level}/{keyword}: {e}");
         }
     }
