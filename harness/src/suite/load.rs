@@ -150,21 +150,26 @@ fn format_validator() -> jsonschema::Validator {
 /// tests ran: the same text, loaded from suites/, must pass the format).
 fn parse_file(name: &str, text: &str, validator: Option<&jsonschema::Validator>) -> Result<(Revision, Vec<Case>), LoadError> {
     let err = |path: String, problem: String| LoadError { file: name.to_string(), path, problem };
-    let doc: Value = serde_json::from_str(text).map_err(|e| err(String::new(), format!("not valid JSON: {e}")))?;
-    // is_valid stops at the first problem and builds no error: the common
-    // case (a valid file) costs far less than collecting errors.
-    if let Some(validator) = validator
-        && !validator.is_valid(&doc)
-        && let Some(e) = validator.iter_errors(&doc).next()
-    {
-        let path = e.instance_path().to_string();
-        // An unknown action: name the close ones, not just "not one of".
-        if let Some(Value::String(name)) = path.ends_with("/action").then(|| doc.pointer(&path)).flatten() {
-            return Err(err(path, unknown_action(name)));
+    let suite: RawSuite = match validator {
+        // Straight into the suite's types: no JSON tree in between.
+        None => serde_json::from_str(text).map_err(|e| err(String::new(), e.to_string()))?,
+        Some(validator) => {
+            let doc: Value = serde_json::from_str(text).map_err(|e| err(String::new(), format!("not valid JSON: {e}")))?;
+            // is_valid stops at the first problem and builds no error: the
+            // common case (a valid file) costs far less than collecting errors.
+            if !validator.is_valid(&doc)
+                && let Some(e) = validator.iter_errors(&doc).next()
+            {
+                let path = e.instance_path().to_string();
+                // An unknown action: name the close ones, not just "not one of".
+                if let Some(Value::String(name)) = path.ends_with("/action").then(|| doc.pointer(&path)).flatten() {
+                    return Err(err(path, unknown_action(name)));
+                }
+                return Err(err(path, e.to_string()));
+            }
+            serde_json::from_value(doc).map_err(|e| err(String::new(), e.to_string()))?
         }
-        return Err(err(path, e.to_string()));
-    }
-    let suite: RawSuite = serde_json::from_value(doc).map_err(|e| err(String::new(), e.to_string()))?;
+    };
     let rev = suite.revision;
     let mut cases = Vec::new();
     for (i, raw) in suite.cases.into_iter().enumerate() {
