@@ -7,7 +7,7 @@ use super::judge::notify::{Seen, log_problems, progress_problems};
 use super::{Check, Cx, Need, Outcome, Scope};
 use crate::record::{Exchange, clip};
 use crate::transport::Transport;
-use crate::wire::{Revision, schema};
+use crate::wire::Revision;
 use serde::Deserialize;
 use serde_json::Value;
 use std::sync::Arc;
@@ -116,14 +116,10 @@ impl Check for WireFramesValid {
         // The exchanges that drew the first offending frames, to replay them.
         let mut replay: Vec<Arc<Exchange>> = Vec::new();
         for lf in log.in_order() {
-            let parsed = lf.parsed();
-            let Some(v) = &parsed.value else { continue };
-            if !v.is_object() {
-                continue;
-            }
+            // Judged when it was filed.
+            let Some((t, viol)) = &lf.schema else { continue };
             checked += 1;
             let method = lf.origin.rpc_method.as_deref();
-            let (t, viol) = schema::check_frame(cx.rev, method, v);
             if viol.is_empty() {
                 continue;
             }

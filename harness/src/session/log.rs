@@ -5,7 +5,9 @@
 
 use crate::record::Exchange;
 use crate::transport::Frame;
-use std::sync::Arc;
+use crate::wire::Revision;
+use crate::wire::schema::{self, Violation};
+use std::sync::{Arc, Mutex};
 
 const FRAME_LOG_CAP: usize = 20_000;
 /// And at most this much frame text (a hostile server can send huge frames).
@@ -19,6 +21,11 @@ pub struct LoggedFrame {
     /// The exchange the frame arrived in, without its frames: what to
     /// replay to see the frame again. Shared by all frames of an exchange.
     pub origin: Arc<Exchange>,
+    /// The frame judged against the revision's message schema when it was
+    /// filed (the wire audit reads it, so the run does not end waiting for
+    /// every frame to be judged): its message type and what breaks it.
+    /// None when the frame is not a JSON object.
+    pub schema: Option<(String, Vec<Violation>)>,
 }
 
 impl LoggedFrame {
@@ -71,20 +78,50 @@ impl FrameLog {
         keyed.into_iter().map(|(_, lf)| lf).collect()
     }
 
-    /// File the frames of `ex`, sent in `case`.
-    pub fn add(&mut self, case: &str, ex: &Exchange) {
-        if ex.frames.is_empty() {
-            return;
-        }
+    /// File the frames of `ex`, sent in `case`, with what the schema said
+    /// of each (`schema`, in the same order).
+    fn add(&mut self, case: &str, ex: &Exchange, schema: Vec<Option<(String, Vec<Violation>)>>) {
         // What to replay, not what came back (that can be large).
         let origin = Arc::new(ex.request_only());
-        for f in &ex.frames {
+        for (f, judged) in ex.frames.iter().zip(schema) {
             if self.frames.len() >= FRAME_LOG_CAP || self.bytes + f.raw.len() > FRAME_LOG_BYTES {
                 self.dropped += 1;
                 continue;
             }
             self.bytes += f.raw.len();
-            self.frames.push(LoggedFrame { case: case.to_string(), frame: f.lite(usize::MAX), origin: origin.clone() });
+            self.frames.push(LoggedFrame { case: case.to_string(), frame: f.lite(usize::MAX), origin: origin.clone(), schema: judged });
         }
     }
+}
+
+/// File the frames of `ex`, sent in `case`, in `rev`'s log. Each is judged
+/// against the revision's message schema first, outside the lock: that is
+/// the costly part, and it is done while other requests are in flight.
+pub fn file(log: &Mutex<FrameLog>, rev: Revision, case: &str, ex: &Exchange) {
+    if ex.frames.is_empty() {
+        return;
+    }
+    // A full log keeps nothing more: nothing to judge.
+    let full = log.lock().map_or(true, |l| l.frames.len() >= FRAME_LOG_CAP);
+    let judged = ex.frames.iter().map(|f| if full { None } else { judge(rev, ex.rpc_method.as_deref(), f) }).collect();
+    if let Ok(mut l) = log.lock() {
+        l.add(case, ex, judged);
+    }
+}
+
+/// A frame's message type and schema violations; None when it is not a
+/// JSON object (or was not JSON at all).
+fn judge(rev: Revision, request_method: Option<&str>, f: &Frame) -> Option<(String, Vec<Violation>)> {
+    if f.problem.is_some() {
+        return None;
+    }
+    let reparsed;
+    let v = match &f.value {
+        Some(v) => v,
+        None => {
+            reparsed = Frame::from_bytes(f.raw.as_bytes(), f.at_ms);
+            reparsed.problem.is_none().then_some(reparsed.value.as_ref()).flatten()?
+        }
+    };
+    v.is_object().then(|| schema::check_frame(rev, request_method, v))
 }

@@ -486,10 +486,8 @@ impl Session {
 
     /// File what an exchange brought in the revision's frame log.
     pub fn log(&self, rev: Revision, case: &str, ex: &Exchange) {
-        if let Some(st) = self.revs.get(&rev)
-            && let Ok(mut l) = st.log.lock()
-        {
-            l.add(case, ex);
+        if let Some(st) = self.revs.get(&rev) {
+            log::file(&st.log, rev, case, ex);
         }
     }
 

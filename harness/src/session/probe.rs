@@ -220,7 +220,5 @@ fn said_on_stderr(stderr: &str) -> String {
 
 /// File probe traffic in a revision's own log (it is not in the session yet).
 fn file(st: &RevSession, ex: &Exchange) {
-    if let Ok(mut l) = st.log.lock() {
-        l.add(PROBE, ex);
-    }
+    super::log::file(&st.log, st.info.revision, PROBE, ex);
 }
