@@ -319,17 +319,46 @@ pub fn write_junit(report: &RunReport, path: &Path, style: JunitStyle) -> std::i
     std::fs::write(path, junit_xml_styled(report, style))
 }
 
+/// Text for HTML and XML: `& < > "` escaped, control characters other than
+/// newline and tab dropped (a hostile server's output is quoted). One pass:
+/// a report escapes some hundreds of kilobytes.
 fn esc(s: &str) -> String {
-    s.chars()
-        .filter(|c| !c.is_control() || *c == '\n' || *c == '\t')
-        .collect::<String>()
-        .replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+    let mut out = String::with_capacity(s.len() + s.len() / 16);
+    let mut plain = 0;
+    for (i, c) in s.char_indices() {
+        let with = match c {
+            '&' => "&amp;",
+            '<' => "&lt;",
+            '>' => "&gt;",
+            '"' => "&quot;",
+            '\n' | '\t' => continue,
+            c if c.is_control() => "",
+            _ => continue,
+        };
+        out.push_str(&s[plain..i]);
+        out.push_str(with);
+        plain = i + c.len_utf8();
+    }
+    out.push_str(&s[plain..]);
+    out
 }
 
 pub fn write_html(report: &RunReport, path: &Path) -> std::io::Result<()> {
     mkdirs(path)?;
     std::fs::write(path, html(report))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::esc;
+
+    #[test]
+    fn esc_escapes_markup_and_drops_control_characters() {
+        assert_eq!(esc(""), "");
+        assert_eq!(esc("plain"), "plain");
+        assert_eq!(esc(r#"<a href="x">&</a>"#), "&lt;a href=&quot;x&quot;&gt;&amp;&lt;/a&gt;");
+        assert_eq!(esc("line\nnext\ttab\r\u{0}\u{1b}[31m\u{7f}\u{85}end"), "line\nnext\ttab[31mend");
+        assert_eq!(esc("Zürich 東京 <é>"), "Zürich 東京 &lt;é&gt;");
+        assert_eq!(esc("&amp;"), "&amp;amp;", "escaped once, not decoded");
+    }
 }
