@@ -103,7 +103,22 @@ pub fn file(log: &Mutex<FrameLog>, rev: Revision, case: &str, ex: &Exchange) {
     }
     // A full log keeps nothing more: nothing to judge.
     let full = log.lock().map_or(true, |l| l.frames.len() >= FRAME_LOG_CAP);
-    let judged = ex.frames.iter().map(|f| if full { None } else { judge(rev, ex.rpc_method.as_deref(), f) }).collect();
+    // The response was moved out of its frame (which kept its text): the
+    // one readable frame without a value. Judged from there, not parsed
+    // again (a large list would be in memory twice).
+    let moved: Vec<usize> =
+        ex.frames.iter().enumerate().filter(|(_, f)| f.problem.is_none() && f.value.is_none()).map(|(i, _)| i).collect();
+    let response = ex.response.as_ref().filter(|_| moved.len() == 1);
+    let judged = ex
+        .frames
+        .iter()
+        .enumerate()
+        .map(|(i, f)| match response {
+            _ if full => None,
+            Some(v) if moved[0] == i => v.is_object().then(|| schema::check_frame(rev, ex.rpc_method.as_deref(), v)),
+            _ => judge(rev, ex.rpc_method.as_deref(), f),
+        })
+        .collect();
     if let Ok(mut l) = log.lock() {
         l.add(case, ex, judged);
     }
