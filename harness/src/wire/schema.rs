@@ -20,27 +20,26 @@ pub struct WireSchemas {
 /// is judged. A run judges a few dozen of the schema's types; compiling all
 /// of them up front took about 10 ms, which the first frame judged waited for.
 struct RevSchema {
-    /// The schema's `$defs`, `$schema` and `$id`: every
-    /// validator is compiled against the whole of it, so that references
-    /// between types resolve.
+    /// The schema's `$id` (or a name of mcpcert's own): each type's
+    /// validator is a reference into it, so that references between types
+    /// resolve.
+    uri: String,
     doc: Value,
     defs: Vec<String>,
+    /// The schema as a resource the validators refer into, prepared (once)
+    /// when the first of them is compiled.
+    registry: OnceLock<Result<jsonschema::Registry<'static>, String>>,
     compiled: HashMap<String, OnceLock<Result<jsonschema::Validator, String>>>,
 }
 
 impl RevSchema {
-    fn new(text: &str) -> Result<RevSchema, String> {
-        let mut parsed: serde_json::Map<String, Value> = serde_json::from_str(text).map_err(|e| e.to_string())?;
-        let mut doc = serde_json::Map::new();
-        for key in ["$schema", "$id", "$defs"] {
-            if let Some(v) = parsed.remove(key) {
-                doc.insert(key.into(), v);
-            }
-        }
+    fn new(rev: Revision, text: &str) -> Result<RevSchema, String> {
+        let doc: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        let uri = doc.get("$id").and_then(|i| i.as_str()).map(String::from).unwrap_or_else(|| format!("urn:mcpcert:wire-schema:{rev}"));
         let mut defs: Vec<String> = doc.get("$defs").and_then(|d| d.as_object()).map(|d| d.keys().cloned().collect()).unwrap_or_default();
         defs.sort();
         let compiled = defs.iter().map(|d| (d.clone(), OnceLock::new())).collect();
-        Ok(RevSchema { doc: Value::Object(doc), defs, compiled })
+        Ok(RevSchema { uri, doc, defs, registry: OnceLock::new(), compiled })
     }
 
     /// The validator for message type `def`: None when the schema has no
@@ -48,11 +47,20 @@ impl RevSchema {
     fn validator(&self, def: &str) -> Option<&Result<jsonschema::Validator, String>> {
         let cell = self.compiled.get(def)?;
         Some(cell.get_or_init(|| {
-            let mut root = self.doc.clone();
-            if let Value::Object(m) = &mut root {
-                m.insert("$ref".into(), Value::String(format!("#/$defs/{def}")));
-            }
-            jsonschema::options().offline().build(&root).map_err(|e| e.to_string())
+            let registry = self
+                .registry
+                .get_or_init(|| {
+                    let draft = jsonschema::Draft::default().detect(&self.doc);
+                    jsonschema::Registry::new()
+                        .draft(draft)
+                        .add(&self.uri, self.doc.clone())
+                        .and_then(|b| b.prepare())
+                        .map_err(|e| e.to_string())
+                })
+                .as_ref()
+                .map_err(|e| e.clone())?;
+            let root = serde_json::json!({ "$ref": format!("{}#/$defs/{def}", self.uri) });
+            jsonschema::options().offline().with_registry(registry).build(&root).map_err(|e| e.to_string())
         }))
     }
 }
@@ -82,7 +90,7 @@ impl WireSchemas {
     pub fn load() -> Result<WireSchemas, String> {
         let mut revs = HashMap::new();
         for (rev, text) in [(Revision::Modern, MODERN_SCHEMA), (Revision::Legacy, LEGACY_SCHEMA)] {
-            revs.insert(rev, RevSchema::new(text).map_err(|e| format!("schema {rev}: {e}"))?);
+            revs.insert(rev, RevSchema::new(rev, text).map_err(|e| format!("schema {rev}: {e}"))?);
         }
         Ok(WireSchemas { revs })
     }
