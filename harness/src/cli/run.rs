@@ -309,7 +309,7 @@ pub fn run(args: RunArgs) -> u8 {
         summary: summary.clone(),
         load: runner.load_stats(),
         outcome: report::Outcome { passed: why.is_empty(), why: why.clone() },
-        cases: results.clone(),
+        cases: results,
     };
     let mut write_err = false;
     // The three reports are written at once (the page takes longest).
