@@ -18,7 +18,7 @@ b, reps, official_version, out = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys
 
 
 def times(pattern):
-    """(median seconds, median peak KiB) over the GNU time files."""
+    """(median seconds, median peak KiB) over the files scripts/lib/timed.py wrote."""
     secs, kib = [], []
     for f in sorted(glob.glob(pattern)):
         lines = [l for l in open(f).read().splitlines() if l.strip()]
@@ -45,9 +45,9 @@ md("# mcpcert benchmarks",
    "",
    f"Written by `scripts/bench.sh` on {time.strftime('%Y-%m-%d', time.gmtime())}: {os.cpu_count()} cores ({cpu}),",
    f"medians of {reps} runs each, mcpcert as a release build, {official_version} on Node 24.",
-   "Wall time and peak RSS come from GNU time around each whole run (for the official suite: its",
-   "Node process). These are measurements of one machine on one day, not guarantees; CI does not",
-   "run them.",
+   "Wall time and peak RSS are taken around each whole run by `scripts/lib/timed.py`: a monotonic",
+   "clock, to the microsecond, and GNU time's peak RSS (for the official suite: its Node process).",
+   "These are measurements of one machine on one day, not guarantees; CI does not run them.",
    "")
 
 # 1. side by side
@@ -143,10 +143,10 @@ for name, rev in [("refserver", "2026-07-28"), ("fastmcp", "2026-07-28"), ("rmcp
     if ratio < 10 and floor >= ow / 10:
         bound.append(f"{name}: 10× would be {ow / 10:.3f} s, under the floor of {floor:.3f} s that the server's own "
                      f"throughput sets for these {requests} requests")
-    md(f"| {name} | {rev} | {checks}, {ow:.2f} s, {mib(ok)} | {len(cases)} ({judged}), {mw:.2f} s, {mib(mk)} | {m1:.2f} s | "
+    md(f"| {name} | {rev} | {checks}, {ow:.3f} s, {mib(ok)} | {len(cases)} ({judged}), {mw:.3f} s, {mib(mk)} | {m1:.3f} s | "
        f"{rtt * 1000:.2f} ms{rtt_note} | {chain} × rtt = {chain_s:.3f} s | {requests} / {per_s:.0f} per s = {thr_s:.3f} s | "
        f"{win_s:.3f} s | {floor:.3f} s | {ratio:.1f}× | {mw / floor if floor else float('nan'):.1f}× |")
-md("", f"Over the four servers: official {tot_o:.2f} s, mcpcert {tot_m:.2f} s, **{tot_o / tot_m:.1f}× faster**.", "",
+md("", f"Over the four servers: official {tot_o:.3f} s, mcpcert {tot_m:.3f} s, **{tot_o / tot_m:.1f}× faster**.", "",
    "Goals (issue 15): " + "; ".join(
        f"{n}: 10× {'met' if t else 'NOT met'}, within 2× of the floor {'met' if f else 'NOT met'} "
        f"(of the chain alone: {c:.1f}×), under 50 MB {'met' if m else 'NOT met'}"

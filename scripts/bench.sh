@@ -25,9 +25,8 @@ reps=${MCPCERT_BENCH_REPS:-3}
 b=reports/bench
 rm -rf "$b"
 mkdir -p "$b"
-timed() { # timed FILE CMD...: GNU time's "<seconds> <peak KiB>" into FILE
-  local f=$1; shift
-  /usr/bin/time -f '%e %M' -o "$f" "$@" >/dev/null 2>&1
+timed() { # timed FILE CMD...: "<seconds> <peak KiB>" into FILE
+  python3 scripts/lib/timed.py "$@"
 }
 
 # 1. side by side on the same HTTP servers
