@@ -57,6 +57,10 @@ pub fn judge(e: &Expectation, ex: &Exchange, revision: Revision) -> Option<Strin
                     ex.summary()
                 )));
             };
+            let validator = match validator.get(schema) {
+                Ok(v) => v,
+                Err(e) => return Some(said(format!("mcpcert's schema for {place} does not compile: {e}"))),
+            };
             let errs: Vec<String> = validator.iter_errors(val).take(5).map(|x| x.to_string()).collect();
             if errs.is_empty() {
                 None
@@ -89,6 +93,10 @@ pub fn judge(e: &Expectation, ex: &Exchange, revision: Revision) -> Option<Strin
         Assertion::Header { name, schema, validator } => {
             let Some(val) = ex.header(name) else {
                 return Some(said(format!("expected a `{name}` response header; there is none ({})", ex.summary())));
+            };
+            let validator = match validator.get(schema) {
+                Ok(v) => v,
+                Err(e) => return Some(said(format!("mcpcert's schema for header `{name}` does not compile: {e}"))),
             };
             if validator.is_valid(&Value::String(val.to_string())) {
                 None

@@ -4,7 +4,7 @@
 //! unknown keys rejected) and compiles every inline schema. Any problem is
 //! a `LoadError` naming the file and the JSON path inside it.
 
-use super::{Applies, Assertion, Case, Catalog, Expectation, RawHttp, SendStep, SpecRef, Step};
+use super::{Applies, Assertion, Case, Catalog, Expectation, RawHttp, SchemaCell, SendStep, SpecRef, Step};
 use crate::checks::{self, Need};
 use crate::record::{Basis, Level};
 use crate::wire::Revision;
@@ -242,8 +242,16 @@ fn parse_file(name: &str, text: &str, validator: Option<&jsonschema::Validator>)
             {
                 return Err(err(here("/step"), format!("no step is named `{s}`")));
             }
+            // Checked files: compiled now, to name a bad schema's file and
+            // path; built-in ones when a case first needs them.
             let compile = |s: &Value, k: &str| {
-                jsonschema::options().offline().build(s).map(Arc::new).map_err(|x| err(here(k), format!("not a usable JSON Schema: {x}")))
+                let cell = SchemaCell::default();
+                if validator.is_some()
+                    && let Err(x) = cell.get(s)
+                {
+                    return Err(err(here(k), format!("not a usable JSON Schema: {x}")));
+                }
+                Ok(Arc::new(cell))
             };
             let assert = if let Some(t) = e.result {
                 if !crate::wire::schema::schemas().has(rev, &t) {

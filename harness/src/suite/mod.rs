@@ -221,7 +221,7 @@ pub enum Assertion {
     /// One of these HTTP statuses (HTTP only).
     HttpStatus(Vec<i64>),
     /// The value at `pointer` of the reply matches `schema`.
-    Match { pointer: String, schema: Value, validator: Arc<jsonschema::Validator> },
+    Match { pointer: String, schema: Value, validator: Arc<SchemaCell> },
     /// Nothing at this pointer of the reply.
     Absent(String),
     /// No such response header (HTTP only).
@@ -229,5 +229,21 @@ pub enum Assertion {
     /// The response id equals the request id.
     IdEchoed,
     /// A response header whose value matches `schema` (HTTP only).
-    Header { name: String, schema: Value, validator: Arc<jsonschema::Validator> },
+    Header { name: String, schema: Value, validator: Arc<SchemaCell> },
+}
+
+/// An expectation's JSON Schema, compiled once, when a case first needs it.
+/// A suite file under `--suites` has its schemas compiled as it loads (a
+/// schema that does not compile is a load error, with file and path); the
+/// built-in suites' schemas are compiled when `builtin_list_matches_the_suites_folder_and_loads`
+/// loads the same files that way, so a run does not compile the schemas of
+/// cases it does not select.
+#[derive(Debug, Default)]
+pub struct SchemaCell(std::sync::OnceLock<Result<jsonschema::Validator, String>>);
+
+impl SchemaCell {
+    /// The validator for `schema` (the schema this cell was made for).
+    pub fn get(&self, schema: &Value) -> Result<&jsonschema::Validator, &str> {
+        self.0.get_or_init(|| jsonschema::options().offline().build(schema).map_err(|e| e.to_string())).as_ref().map_err(|e| e.as_str())
+    }
 }
