@@ -2,8 +2,9 @@
 //! no external files) with a header that says what was checked and how it
 //! went, failures first, an index, a filter and the evidence of each case.
 
-use super::{RunReport, baseline_word, esc};
-use crate::record::{BaselineOutcome, CaseResult, Exchange, Verdict, clip};
+use super::{RunReport, baseline_word, esc, esc_into};
+use crate::record::{BaselineOutcome, CaseResult, Exchange, Verdict};
+use std::fmt::Write as _;
 
 /// The groups of the page, in the order a reader needs them.
 const GROUPS: [(Verdict, &str, &str); 5] = [
@@ -469,43 +470,78 @@ fn basis_html(c: &CaseResult) -> String {
 }
 
 /// The exchanges of a case for people: what was sent, what came back,
-/// notes; each part clipped (the JSON report has them whole).
+/// notes; each part clipped (the JSON report has them whole). Escaped
+/// straight into the page: transcripts are most of its size.
 fn transcript_html(t: &[Exchange]) -> String {
-    let clip = |s: &str| clip(s, 2000);
+    /// One line of a transcript block: `prefix`, then `text` clipped to
+    /// 2,000 bytes (with an ellipsis), escaped.
+    fn line(out: &mut String, first: &mut bool, prefix: &str, text: &str) {
+        if !std::mem::take(first) {
+            out.push('\n');
+        }
+        out.push_str(prefix);
+        let mut end = text.len().min(2000);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        esc_into(out, &text[..end]);
+        if end < text.len() {
+            out.push('…');
+        }
+    }
     let mut out = String::new();
     for ex in t.iter().take(30) {
-        out.push_str(&format!("<p><b>{}</b>", esc(&ex.label)));
+        out.push_str("<p><b>");
+        esc_into(&mut out, &ex.label);
+        out.push_str("</b>");
         if let Some(st) = ex.status {
-            out.push_str(&format!(" · HTTP {st}"));
+            let _ = write!(out, " · HTTP {st}");
         }
-        out.push_str(&format!(" · {} ms</p>", ex.ms));
-        let mut lines = Vec::new();
+        let _ = write!(out, " · {} ms</p>", ex.ms);
+        let block = out.len();
+        out.push_str("<pre>");
+        let mut first = true;
         for (k, v) in &ex.sent_headers {
-            lines.push(format!("> {k}: {v}"));
+            // Headers are not clipped.
+            if !std::mem::take(&mut first) {
+                out.push('\n');
+            }
+            out.push_str("&gt; ");
+            esc_into(&mut out, k);
+            out.push_str(": ");
+            esc_into(&mut out, v);
         }
         if let Some(b) = &ex.sent {
-            lines.push(format!("> {}", clip(b)));
+            line(&mut out, &mut first, "&gt; ", b);
         }
         for f in ex.frames.iter().take(10) {
-            lines.push(format!("< {}", clip(&f.raw)));
+            line(&mut out, &mut first, "&lt; ", &f.raw);
         }
         if ex.frames.is_empty()
             && let Some(b) = &ex.body
         {
-            lines.push(format!("< {}", clip(b)));
+            line(&mut out, &mut first, "&lt; ", b);
         }
         if let Some(e) = &ex.error {
-            lines.push(format!("! {e}"));
+            // Not clipped.
+            if !std::mem::take(&mut first) {
+                out.push('\n');
+            }
+            out.push_str("! ");
+            esc_into(&mut out, &e.to_string());
         }
         if let Some(n) = &ex.note {
-            lines.push(clip(n));
+            line(&mut out, &mut first, "", n);
         }
-        if !lines.is_empty() {
-            out.push_str(&format!("<pre>{}</pre>", esc(&lines.join("\n"))));
+        if first {
+            // Nothing to show: no empty block.
+            out.truncate(block);
+        } else {
+            out.push_str("</pre>");
         }
     }
     if t.len() > 30 {
-        out.push_str(&format!("<p>… {} more in report.json</p>", t.len() - 30));
+        let _ = write!(out, "<p>… {} more in report.json</p>", t.len() - 30);
     }
     out
 }
@@ -526,6 +562,31 @@ mod tests {
         );
         assert_eq!(spec_link("tools-call-simple-text"), "tools-call-simple-text");
         assert_eq!(spec_link("2026-07-28/x\"onmouseover=alert(1)"), "2026-07-28/x&quot;onmouseover=alert(1)");
+    }
+
+    #[test]
+    fn transcripts_are_escaped_clipped_and_skip_empty_blocks() {
+        use crate::record::{Frame, TransportError};
+        let long = format!("{{\"x\":\"{}é\"}}", "a".repeat(1993));
+        let ex = Exchange {
+            label: "step <1>".into(),
+            status: Some(400),
+            ms: 3,
+            sent_headers: vec![("Mcp-Name".into(), "a&b".into())],
+            sent: Some("{\"q\":\"<\u{1b}>\"}".into()),
+            frames: vec![Frame::from_bytes(long.as_bytes(), 0)],
+            error: Some(TransportError::Timeout("no reply in 5 s".into())),
+            note: Some("a note".into()),
+            ..Default::default()
+        };
+        let bare = Exchange { label: "bare".into(), ms: 0, ..Default::default() };
+        let clipped = format!("{{&quot;x&quot;:&quot;{}…", "a".repeat(1993));
+        assert_eq!(
+            transcript_html(&[ex, bare]),
+            format!(
+                "<p><b>step &lt;1&gt;</b> · HTTP 400 · 3 ms</p><pre>&gt; Mcp-Name: a&amp;b\n&gt; {{&quot;q&quot;:&quot;&lt;&gt;&quot;}}\n&lt; {clipped}\n! timeout: no reply in 5 s\na note</pre><p><b>bare</b> · 0 ms</p>"
+            )
+        );
     }
 
     #[test]

@@ -324,6 +324,12 @@ pub fn write_junit(report: &RunReport, path: &Path, style: JunitStyle) -> std::i
 /// a report escapes some hundreds of kilobytes.
 fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + s.len() / 16);
+    esc_into(&mut out, s);
+    out
+}
+
+/// `esc`, appended to `out` (no string of its own).
+fn esc_into(out: &mut String, s: &str) {
     let mut plain = 0;
     for (i, c) in s.char_indices() {
         let with = match c {
@@ -340,7 +346,6 @@ fn esc(s: &str) -> String {
         plain = i + c.len_utf8();
     }
     out.push_str(&s[plain..]);
-    out
 }
 
 pub fn write_html(report: &RunReport, path: &Path) -> std::io::Result<()> {
