@@ -221,7 +221,23 @@ fn a_server_without_subscriptions_listen_makes_those_cases_na_with_the_reason() 
         for c in &cases {
             assert_eq!(c["verdict"], "n/a", "{c}");
             assert!(c["message"].as_str().unwrap().contains("-32601"), "{c}");
+            // The acknowledgment case's refusal stands for the others: no
+            // second subscription, and the trigger (a tool that changes the
+            // tool set) is not called for nothing.
+            let sent: Vec<&str> = c["transcript"].as_array().unwrap().iter().filter_map(|e| e["sent"].as_str()).collect();
+            assert!(!sent.iter().any(|s| s.contains("toggle_beta")), "the trigger was called: {c}");
         }
+        let listen_ids = |cs: &[&serde_json::Value]| -> std::collections::BTreeSet<String> {
+            cs.iter()
+                .flat_map(|c| c["transcript"].as_array().unwrap().iter())
+                .filter(|e| e["rpc_method"] == "subscriptions/listen")
+                .map(|e| serde_json::from_str::<serde_json::Value>(e["sent"].as_str().unwrap()).unwrap()["id"].to_string())
+                .collect()
+        };
+        let ack: Vec<&serde_json::Value> = cases.iter().filter(|c| c["id"] == "2026-07-28/subscriptions/acknowledged").collect();
+        let all: Vec<&serde_json::Value> = cases.iter().collect();
+        assert!(!listen_ids(&ack).is_empty());
+        assert_eq!(listen_ids(&all), listen_ids(&ack), "only the acknowledgment case's subscriptions are sent");
     }
 }
 

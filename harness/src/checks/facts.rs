@@ -9,6 +9,7 @@
 
 use super::calls::{self, Calls};
 use super::judge::admission::{self, ToolVerdict};
+use super::judge::listen::Listen;
 use super::listen::{self, ListenPair};
 use super::replay::{self, LoadRun};
 use super::walk::{ListMethod, Walk};
@@ -38,6 +39,10 @@ pub struct Facts {
     verdicts: OnceLock<Arc<Vec<ToolVerdict>>>,
     calls: OnceCell<Fact<Calls>>,
     listens: OnceCell<Fact<ListenPair>>,
+    /// A subscriptions/listen the server answered -32601 (method not
+    /// found): the other listen cases judge that answer instead of asking
+    /// again (on stdio, two more processes and the trigger's tool call).
+    listen_unimplemented: OnceLock<Arc<Listen>>,
     load: OnceCell<Fact<LoadRun>>,
     /// Header probes' baselines, by request (method and params).
     baselines: Mutex<HashMap<String, Arc<Baseline>>>,
@@ -106,6 +111,17 @@ impl Facts {
             .get_or_init(|| fact_ids(cx, LISTENS, async { listen::trigger_pair(&cx.shared(LISTENS)).await.map(Arc::new) }))
             .await
             .clone()
+    }
+
+    /// Note that the server answered this subscriptions/listen with -32601
+    /// (method not found). The first noted is kept.
+    pub fn note_listen_unimplemented(&self, refused: Arc<Listen>) {
+        let _ = self.listen_unimplemented.set(refused);
+    }
+
+    /// A subscriptions/listen the server already answered -32601, if one was.
+    pub fn listen_unimplemented(&self) -> Option<Arc<Listen>> {
+        self.listen_unimplemented.get().cloned()
     }
 
     /// The load replay (`--load N`), made once.

@@ -204,6 +204,11 @@ async fn listen_on_process(
 
 /// The `Facts::trigger_listens` fact.
 pub async fn trigger_pair(cx: &Cx<'_>) -> Result<ListenPair, String> {
+    // A server that already answered -32601 has no subscriptions to watch:
+    // its answer stands for both, and the trigger is not called.
+    if let Some(refused) = cx.facts.listen_unimplemented() {
+        return Ok((refused.clone(), refused));
+    }
     let subs = vec![(cx.session.next_id(), json!({})), (cx.session.next_id(), json!({"toolsListChanged": true}))];
     let trigger = match trigger(cx).await {
         Trigger::Use(t) => Some(t),

@@ -64,10 +64,14 @@ impl Check for SubscriptionProbe {
             // acknowledgment must keep each.
             let all = json!({"toolsListChanged": true, "promptsListChanged": true, "resourcesListChanged": true});
             let subs = vec![(cx.session.next_id(), all.clone()), (json!(format!("mcpcert-listen-{}", cx.session.next_id())), all)];
-            match listen_sessions(cx, subs, None).await {
+            let all: Vec<Arc<Listen>> = match listen_sessions(cx, subs, None).await {
                 Ok(all) => all.into_iter().map(Arc::new).collect(),
                 Err(e) => return Outcome::error(e),
+            };
+            if let Some(first) = all.first().filter(|s| unimplemented(s)) {
+                cx.facts.note_listen_unimplemented(first.clone());
             }
+            all
         } else {
             let pair = match cx.facts.trigger_listens(cx).await {
                 Ok(p) => p,
@@ -79,7 +83,7 @@ impl Check for SubscriptionProbe {
         for s in sessions {
             out.exchanges.extend(s.exchanges.iter().cloned());
             if let Some(r) = refusal(&s) {
-                if r.pointer("/error/code").and_then(|c| c.as_i64()) == Some(-32601) {
+                if unimplemented(&s) {
                     out.set_na("the server does not implement subscriptions/listen (-32601); the spec never states that the method itself is required (digest 14.8), so its rules do not apply");
                     return out;
                 }
@@ -140,4 +144,9 @@ impl Check for SubscriptionProbe {
         }
         out
     }
+}
+
+/// Whether the server answered the subscription -32601 (method not found).
+fn unimplemented(s: &Listen) -> bool {
+    refusal(s).and_then(|r| r.pointer("/error/code")).and_then(|c| c.as_i64()) == Some(-32601)
 }
