@@ -126,7 +126,8 @@ impl Check for WireFramesValid {
             count += 1;
             if bad.len() < 10 {
                 let what = method.map(|m| format!(" (reply to {m}, in {})", lf.case)).unwrap_or_else(|| format!(" (in {})", lf.case));
-                let first: Vec<String> = viol.iter().take(3).map(|x| x.to_string()).collect();
+                // The log keeps the first three, clipped.
+                let first: Vec<String> = viol.iter().map(|x| x.to_string()).collect();
                 bad.push(format!("  - {t}{what}: {}\n      frame: {}", first.join("; "), clip(&lf.frame.raw, 200)));
             }
             if replay.len() < 3 && lf.origin.sent.is_some() && !replay.iter().any(|o| Arc::ptr_eq(o, &lf.origin)) {

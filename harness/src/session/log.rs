@@ -23,8 +23,10 @@ pub struct LoggedFrame {
     pub origin: Arc<Exchange>,
     /// The frame judged against the revision's message schema when it was
     /// filed (the wire audit reads it, so the run does not end waiting for
-    /// every frame to be judged): its message type and what breaks it.
-    /// None when the frame is not a JSON object.
+    /// every frame to be judged): its message type and the first
+    /// `KEPT_VIOLATIONS` things that break it, each clipped (a violation
+    /// quotes the value it is about: a hostile server's frames must not be
+    /// kept twice). None when the frame is not a JSON object.
     pub schema: Option<(String, Vec<Violation>)>,
 }
 
@@ -94,6 +96,11 @@ impl FrameLog {
     }
 }
 
+/// How many of a frame's schema violations the log keeps, and how much of
+/// each one's text (the wire audit quotes the first three of a frame).
+pub const KEPT_VIOLATIONS: usize = 3;
+const KEPT_PROBLEM_BYTES: usize = 300;
+
 /// File the frames of `ex`, sent in `case`, in `rev`'s log. Each is judged
 /// against the revision's message schema first, outside the lock: that is
 /// the costly part, and it is done while other requests are in flight.
@@ -118,6 +125,7 @@ pub fn file(log: &Mutex<FrameLog>, rev: Revision, case: &str, ex: &Exchange) {
             Some(v) if moved[0] == i => v.is_object().then(|| schema::check_frame(rev, ex.rpc_method.as_deref(), v)),
             _ => judge(rev, ex.rpc_method.as_deref(), f),
         })
+        .map(|judged| judged.map(|(t, v)| (t, kept(v))))
         .collect();
     if let Ok(mut l) = log.lock() {
         l.add(case, ex, judged);
@@ -139,4 +147,34 @@ fn judge(rev: Revision, request_method: Option<&str>, f: &Frame) -> Option<(Stri
         }
     };
     v.is_object().then(|| schema::check_frame(rev, request_method, v))
+}
+
+/// The violations the log keeps of a frame (see `LoggedFrame::schema`).
+fn kept(mut v: Vec<Violation>) -> Vec<Violation> {
+    v.truncate(KEPT_VIOLATIONS);
+    for x in &mut v {
+        if x.problem.len() > KEPT_PROBLEM_BYTES {
+            x.problem = crate::transport::clip(&x.problem, KEPT_PROBLEM_BYTES);
+        }
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_log_keeps_three_violations_of_a_frame_each_clipped() {
+        let v = |p: String| Violation { message_type: "T".into(), path: "/x".into(), problem: p };
+        let kept = kept(vec![v("a".repeat(10_000)), v("short".into()), v("b".into()), v("dropped".into())]);
+        assert_eq!(kept.len(), KEPT_VIOLATIONS);
+        assert!(
+            kept[0].problem.len() <= KEPT_PROBLEM_BYTES + '…'.len_utf8() && kept[0].problem.ends_with('…'),
+            "{}",
+            kept[0].problem.len()
+        );
+        assert_eq!(kept[1].problem, "short");
+        assert_eq!(kept[2].problem, "b");
+    }
 }
