@@ -100,6 +100,10 @@ impl WireSchemas {
     /// first frame of that type).
     pub fn compile_all(&self) -> Result<(), String> {
         for (rev, r) in &self.revs {
+            // Each type is compiled as a reference into the document, which
+            // checks only the reference against the JSON Schema standard:
+            // the document itself is checked here.
+            jsonschema::meta::validate(&r.doc).map_err(|e| format!("schema {rev} is not a valid JSON Schema: {e}"))?;
             for def in &r.defs {
                 if let Some(Err(e)) = r.validator(def) {
                     return Err(format!("schema {rev}, type {def}: {e}"));
