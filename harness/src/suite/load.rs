@@ -2,7 +2,10 @@
 //! Schema (suites/suite.schema.json), then turned into the model, which
 //! resolves every action through the checks registry (typed arguments,
 //! unknown keys rejected) and compiles every inline schema. Any problem is
-//! a `LoadError` naming the file and the JSON path inside it.
+//! a `LoadError` naming the file and the JSON path inside it. The built-in
+//! suites skip the format check and compile their inline schemas when a
+//! case first needs them: the same files, loaded from suites/ with every
+//! check, pass the tests (`builtin_list_matches_the_suites_folder_and_loads`).
 
 use super::{Applies, Assertion, Case, Catalog, Expectation, RawHttp, SchemaCell, SendStep, SpecRef, Step};
 use crate::checks::{self, Need};

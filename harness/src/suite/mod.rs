@@ -1,7 +1,8 @@
 //! Suite files: the cases as data. The model here is what the run sees
 //! once a file has been loaded and checked (`load`): steps and
 //! expectations are enums, each action step holds its check with typed
-//! arguments, and every inline schema is compiled.
+//! arguments, and every inline schema is compiled once, when first needed
+//! (`SchemaCell`; at load, for files under --suites).
 
 mod load;
 pub mod requirements;
