@@ -33,11 +33,11 @@ def times(pattern):
 
 def down(x):
     """x to one decimal, rounded down: 9.98× must not read as the 10× it misses."""
-    return f"{math.floor(x * 10) / 10:.1f}"
+    return f"{math.floor(x * 10 + 1e-9) / 10:.1f}"
 
 
 def mib(k):
-    return f"{k / 1024:.0f} MiB"
+    return f"{k / 1024:.1f} MiB"
 
 
 def report(path):
@@ -177,7 +177,7 @@ for t in ["stdio", "http"]:
     ex = sum(1 for c in r["cases"] for e in c.get("transcript", []) if e.get("sent") is not None)
     raw = float(open(f"{b}/overhead/raw-{t}.txt").read().split()[0])
     per = w / ex if ex else float("nan")
-    md(f"| {t} | {len(r['cases'])} ({judged}) | {w:.2f} s | {judged / w:.0f} | {ex} | {per * 1000:.2f} ms | "
+    md(f"| {t} | {len(r['cases'])} ({judged}) | {w:.3f} s | {judged / w:.0f} | {ex} | {per * 1000:.2f} ms | "
        f"{raw * 1000:.3f} ms | {per / raw:.0f}× |")
 md("")
 
@@ -192,7 +192,7 @@ md("## 10,000 tools walked and admitted", "",
    "",
    "| wall | peak RSS (GNU time) | peak RSS (report) | list-walk verdict | goal: under 50 MB |",
    "|---|---|---|---|---|",
-   f"| {w:.2f} s | {mib(k)} | {mib(r.get('peak_rss_kib') or 0)} | {walk['verdict']} | "
+   f"| {w:.3f} s | {mib(k)} | {mib(r.get('peak_rss_kib') or 0)} | {walk['verdict']} | "
    f"{'met' if k * 1024 < 50_000_000 else 'not met'} |",
    "")
 
