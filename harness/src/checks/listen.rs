@@ -3,7 +3,7 @@
 //! watched for a while, with the configured trigger run meanwhile.
 
 use super::Cx;
-use super::judge::listen::{Listen, acknowledged, refusal};
+use super::judge::listen::{Listen, acknowledged};
 use crate::config::InputTool;
 use crate::record::Exchange;
 use crate::session::Msg;
@@ -59,13 +59,9 @@ pub async fn listen_sessions(cx: &Cx<'_>, subs: Vec<(Value, Value)>, trigger: Op
             for ex in &s.exchanges {
                 cx.session.log(cx.rev, cx.case, ex);
             }
-            // A server without the method refuses every listen alike:
-            // the first refusal is the answer for all of them.
-            let unimplemented = refusal(&s).is_some_and(|r| r.pointer("/error/code").and_then(|c| c.as_i64()) == Some(-32601));
+            // Every process was asked: each session is kept, a refused one
+            // too (a server without the method refuses them all alike).
             all.push(s);
-            if unimplemented {
-                break;
-            }
         }
         return Ok(all);
     }
@@ -216,7 +212,7 @@ pub async fn trigger_pair(cx: &Cx<'_>) -> Result<ListenPair, String> {
     };
     let mut all = listen_sessions(cx, subs, trigger.as_ref()).await?.into_iter().map(Arc::new);
     let quiet = all.next().ok_or("internal: no listen session")?;
-    // Only one when the first was refused as unimplemented.
+    // One per subscription asked for; the same one if only one came back.
     let tools = all.next().unwrap_or_else(|| quiet.clone());
     Ok((quiet, tools))
 }

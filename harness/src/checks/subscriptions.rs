@@ -80,10 +80,14 @@ impl Check for SubscriptionProbe {
             vec![if self.check == ListenCheck::Unrequested { pair.0.clone() } else { pair.1.clone() }]
         };
         let trigger_name = trigger.as_ref().map(|t| t.tool.as_str()).unwrap_or("?");
-        for s in sessions {
+        for (i, s) in sessions.iter().enumerate() {
             out.exchanges.extend(s.exchanges.iter().cloned());
-            if let Some(r) = refusal(&s) {
-                if unimplemented(&s) {
+            if let Some(r) = refusal(s) {
+                if unimplemented(s) {
+                    // The other subscriptions were sent too: shown as well.
+                    for rest in &sessions[i + 1..] {
+                        out.exchanges.extend(rest.exchanges.iter().cloned());
+                    }
                     out.set_na("the server does not implement subscriptions/listen (-32601); the spec never states that the method itself is required (digest 14.8), so its rules do not apply");
                     return out;
                 }
@@ -101,14 +105,14 @@ impl Check for SubscriptionProbe {
             }
             match self.check {
                 ListenCheck::Acknowledged => {
-                    let (f, note) = judge_acknowledgment(&s);
+                    let (f, note) = judge_acknowledgment(s);
                     out.failures.extend(f);
                     if let Some(n) = note {
                         out.exchanges.push(Exchange::note("end of subscription", n));
                     }
                 }
                 ListenCheck::Unrequested => {
-                    out.failures.extend(judge_unrequested(&s));
+                    out.failures.extend(judge_unrequested(s));
                     let acked = notifications(&s.frames)
                         .any(|v| v.get("method").and_then(|m| m.as_str()) == Some("notifications/subscriptions/acknowledged"));
                     if out.failures.is_empty() && !acked {
@@ -116,7 +120,7 @@ impl Check for SubscriptionProbe {
                     }
                 }
                 ListenCheck::Ids => {
-                    let (f, seen) = judge_ids(&s);
+                    let (f, seen) = judge_ids(s);
                     out.failures.extend(f);
                     if seen == 0 && out.failures.is_empty() {
                         out.set_na(if trigger.is_none() {
