@@ -24,7 +24,8 @@ struct RevSchema {
     /// validator is a reference into it, so that references between types
     /// resolve.
     uri: String,
-    doc: Value,
+    /// Shared with the registry, not copied into it.
+    doc: std::sync::Arc<Value>,
     defs: Vec<String>,
     /// The schema as a resource the validators refer into, prepared (once)
     /// when the first of them is compiled.
@@ -39,7 +40,7 @@ impl RevSchema {
         let mut defs: Vec<String> = doc.get("$defs").and_then(|d| d.as_object()).map(|d| d.keys().cloned().collect()).unwrap_or_default();
         defs.sort();
         let compiled = defs.iter().map(|d| (d.clone(), OnceLock::new())).collect();
-        Ok(RevSchema { uri, doc, defs, registry: OnceLock::new(), compiled })
+        Ok(RevSchema { uri, doc: std::sync::Arc::new(doc), defs, registry: OnceLock::new(), compiled })
     }
 
     /// The validator for message type `def`: None when the schema has no
@@ -53,7 +54,7 @@ impl RevSchema {
                     let draft = jsonschema::Draft::default().detect(&self.doc);
                     jsonschema::Registry::new()
                         .draft(draft)
-                        .add(&self.uri, self.doc.clone())
+                        .add(&self.uri, std::sync::Arc::clone(&self.doc))
                         .and_then(|b| b.prepare())
                         .map_err(|e| e.to_string())
                 })
