@@ -200,6 +200,9 @@ pub struct Exchange {
     pub ms: u64,
     #[serde(skip)]
     pub response: Option<Value>,
+    /// The frame `response` was moved out of (its text stays there).
+    #[serde(skip)]
+    pub response_frame: Option<usize>,
     #[serde(skip)]
     pub request_id: Option<Value>,
     /// Lines a fresh stdio process got before this one (handshake).
@@ -224,6 +227,7 @@ impl Exchange {
         self.body = inc.body;
         self.frames = inc.frames;
         self.response = inc.response;
+        self.response_frame = inc.response_frame;
         self.error = inc.error;
         self.ms = inc.ms;
         self.stderr = inc.stderr;
@@ -243,6 +247,7 @@ impl Exchange {
         const KEEP: usize = 64 * 1024;
         self.frames = self.frames.iter().map(|f| f.lite(KEEP)).collect();
         self.response = None;
+        self.response_frame = None;
         if let Some(b) = &self.body
             && b.len() > KEEP
         {

@@ -33,12 +33,7 @@ pub struct LoggedFrame {
 impl LoggedFrame {
     /// The frame with its parsed value, for an audit.
     pub fn parsed(&self) -> Frame {
-        let mut f = Frame::from_bytes(self.frame.raw.as_bytes(), self.frame.at_ms);
-        if self.frame.problem.is_some() {
-            f.problem = self.frame.problem.clone();
-            f.value = None;
-        }
-        f
+        reparse(&self.frame)
     }
 }
 
@@ -102,51 +97,51 @@ pub const KEPT_VIOLATIONS: usize = 3;
 const KEPT_PROBLEM_BYTES: usize = 300;
 
 /// File the frames of `ex`, sent in `case`, in `rev`'s log. Each is judged
-/// against the revision's message schema first, outside the lock: that is
-/// the costly part, and it is done while other requests are in flight.
+/// against the revision's message schema first, outside the lock (that is
+/// the costly part), so the audit at the end of the run only reads.
 pub fn file(log: &Mutex<FrameLog>, rev: Revision, case: &str, ex: &Exchange) {
     if ex.frames.is_empty() {
         return;
     }
     // A full log keeps nothing more: nothing to judge.
     let full = log.lock().map_or(true, |l| l.frames.len() >= FRAME_LOG_CAP);
-    // The response was moved out of its frame (which kept its text): the
-    // one readable frame without a value. Judged from there, not parsed
-    // again (a large list would be in memory twice).
-    let moved: Vec<usize> =
-        ex.frames.iter().enumerate().filter(|(_, f)| f.problem.is_none() && f.value.is_none()).map(|(i, _)| i).collect();
-    let response = ex.response.as_ref().filter(|_| moved.len() == 1);
-    let judged = ex
-        .frames
-        .iter()
-        .enumerate()
-        .map(|(i, f)| match response {
-            _ if full => None,
-            Some(v) if moved[0] == i => v.is_object().then(|| schema::check_frame(rev, ex.rpc_method.as_deref(), v)),
-            _ => judge(rev, ex.rpc_method.as_deref(), f),
-        })
-        .map(|judged| judged.map(|(t, v)| (t, kept(v))))
-        .collect();
+    let judged =
+        ex.frames.iter().enumerate().map(|(i, f)| if full { None } else { judge(rev, ex, i, f) }.map(|(t, v)| (t, kept(v)))).collect();
     if let Ok(mut l) = log.lock() {
         l.add(case, ex, judged);
     }
 }
 
-/// A frame's message type and schema violations; None when it is not a
-/// JSON object (or was not JSON at all).
-fn judge(rev: Revision, request_method: Option<&str>, f: &Frame) -> Option<(String, Vec<Violation>)> {
+/// Frame `i` of `ex`: its message type and schema violations; None when it
+/// is not a JSON object (or was not JSON at all).
+fn judge(rev: Revision, ex: &Exchange, i: usize, f: &Frame) -> Option<(String, Vec<Violation>)> {
     if f.problem.is_some() {
         return None;
     }
     let reparsed;
     let v = match &f.value {
         Some(v) => v,
+        // The response was moved out of its frame, which kept its text:
+        // judged from there, not parsed again (a large list would be in
+        // memory twice).
+        None if ex.response_frame == Some(i) => ex.response.as_ref()?,
         None => {
-            reparsed = Frame::from_bytes(f.raw.as_bytes(), f.at_ms);
+            reparsed = reparse(f);
             reparsed.problem.is_none().then_some(reparsed.value.as_ref()).flatten()?
         }
     };
-    v.is_object().then(|| schema::check_frame(rev, request_method, v))
+    v.is_object().then(|| schema::check_frame(rev, ex.rpc_method.as_deref(), v))
+}
+
+/// A frame parsed again from its text; a frame that had a problem keeps it,
+/// without a value.
+fn reparse(f: &Frame) -> Frame {
+    let mut again = Frame::from_bytes(f.raw.as_bytes(), f.at_ms);
+    if f.problem.is_some() {
+        again.problem = f.problem.clone();
+        again.value = None;
+    }
+    again
 }
 
 /// The violations the log keeps of a frame (see `LoggedFrame::schema`).

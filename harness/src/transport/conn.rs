@@ -68,6 +68,9 @@ pub struct Incoming {
     /// The response to the request, moved out of its frame (which keeps
     /// its text).
     pub response: Option<Value>,
+    /// The frame `response` was moved out of (None: no response, or its
+    /// frame kept the value too).
+    pub response_frame: Option<usize>,
     pub error: Option<TransportError>,
     pub ms: u64,
     /// stdio: what the server wrote to stderr meanwhile (at most 8 KiB).
@@ -79,10 +82,10 @@ impl Incoming {
     /// watched stream's frames are judged as they came).
     fn from_http(reply: HttpReply, keep_values: bool) -> Incoming {
         let mut frames = reply.frames;
-        let response = match (reply.response_index, keep_values) {
-            (Some(i), true) => frames[i].value.clone(),
-            (Some(i), false) => frames[i].value.take(),
-            (None, _) => None,
+        let (response, response_frame) = match (reply.response_index, keep_values) {
+            (Some(i), true) => (frames[i].value.clone(), None),
+            (Some(i), false) => (frames[i].value.take(), Some(i)),
+            (None, _) => (None, None),
         };
         Incoming {
             status: reply.status,
@@ -90,6 +93,7 @@ impl Incoming {
             body: reply.body,
             frames,
             response,
+            response_frame,
             error: reply.error,
             ms: reply.ms,
             stderr: String::new(),
@@ -156,6 +160,7 @@ impl Connection {
                             let (mut frames, idx, err) = t.read_until_response(id, wait, out.progress, out.answer).await;
                             // Moved, not copied: the frame keeps its text.
                             inc.response = idx.and_then(|i| frames[i].value.take());
+                            inc.response_frame = idx.filter(|_| inc.response.is_some());
                             inc.frames = frames;
                             inc.error = err;
                         }
