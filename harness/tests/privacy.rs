@@ -66,6 +66,34 @@ fn secrets_and_param_values_are_redacted_everywhere() {
     assert!(repro.contains("Mcp-Param-Region: [redacted]") && !repro.contains("Mcp-Param-Region: mcpcert"), "{repro}");
 }
 
+/// A 2025-11-25 HTTP reproducer opens a session of its own first: that
+/// handshake line carries the target's headers too, a secret one masked.
+#[test]
+fn a_2025_reproducers_handshake_line_masks_the_targets_secret_header() {
+    let server = start_http(&["--era".into(), "legacy".into(), "--fault".into(), "legacy-ping-error".into()]);
+    let token = "s3cret-legacy-token-9c2";
+    let dir = outdir("privacy-repro-2025");
+    let cfg = dir.join("target.toml");
+    std::fs::write(
+        &cfg,
+        format!("[target]\nurl = {:?}\n[target.headers]\nAuthorization = {{ env = \"MCPCERT_TEST_TOKEN\" }}\n", server.url),
+    )
+    .unwrap();
+    let mut cmd = mcpcert();
+    cmd.env("MCPCERT_TEST_TOKEN", format!("Bearer {token}")).args(["run", "--config", cfg.to_str().unwrap(), "2025-11-25/lifecycle/ping"]);
+    report_args(&mut cmd, &dir);
+    let out = cmd.output().unwrap();
+    let console = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{console}");
+    assert!(!console.contains(token), "the console shows the token");
+    for f in ["junit.xml", "report.json", "report.html"] {
+        assert!(!std::fs::read_to_string(dir.join(f)).unwrap().contains(token), "{f} holds the token");
+    }
+    let repro = case(&report(&dir), "2025-11-25/lifecycle/ping")["reproducer"].as_str().unwrap().to_string();
+    let handshake = repro.lines().find(|l| l.starts_with("sid=$(curl")).unwrap_or_else(|| panic!("no handshake line: {repro}"));
+    assert!(handshake.contains("Authorization: [redacted]"), "{handshake}");
+}
+
 fn hostile() -> String {
     workspace_root().join("fixtures/hostile/hostile.py").display().to_string()
 }
