@@ -77,7 +77,8 @@ fn raw_pages(fault: &str) -> String {
     let input = format!(
         "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{{{meta}}}}}\n\
          {{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\",\"params\":{{\"cursor\":\"\",{meta}}}}}\n\
-         {{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\",\"params\":{{\"cursor\":\"c2\",{meta}}}}}\n"
+         {{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\",\"params\":{{\"cursor\":\"c2\",{meta}}}}}\n\
+         {{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/list\",\"params\":{{\"cursor\":\"c3\",{meta}}}}}\n"
     );
     let mut child = std::process::Command::new(refserver())
         .args(["--stdio", "--era", "modern", "--fault", fault])
@@ -165,7 +166,7 @@ fn the_config_decides_which_tools_are_called_and_with_what() {
     assert!(sent_tools(&err).iter().any(|s| s == "validate_order {\"quantity\":0}"), "{err}");
 
     // Nothing callable: every call check is n/a with the reason, never a pass.
-    let names = ["echo", "add", "list_items", "all_content", "weather", "validate_order", "pad_1", "pad_2", "pad_3"];
+    let names = ["echo", "add", "list_items", "all_content", "weather", "validate_order", "fetch_page", "pad_1", "pad_2", "pad_3"];
     let toml: String = names.iter().map(|n| format!("[tools.{n}]\ncall = false\n")).collect();
     let r = run_with_config("config-none", &toml, "2026-07-28/tools/call-");
     for c in r["cases"].as_array().unwrap() {
@@ -184,7 +185,7 @@ fn the_walker_follows_the_empty_string_cursor() {
     let c = case(&r, "2026-07-28/tools/list-walk");
     assert_eq!(c["verdict"], "pass", "{c}");
     let note = c["transcript"].as_array().unwrap().iter().filter_map(|e| e["note"].as_str()).collect::<Vec<_>>().join("\n");
-    assert!(note.contains("3 page(s), 11 item(s); cursors sent back: [\"\", \"c2\"]"), "{note}");
+    assert!(note.contains("3 page(s), 12 item(s); cursors sent back: [\"\", \"c2\"]"), "{note}");
 }
 
 /// The 2026-07-28 subscription cases against the reference server started

@@ -10,8 +10,9 @@ use common::{mcpcert, outdir, refserver, report, report_args, start_http, worksp
 use std::path::Path;
 
 /// Every tool the reference server can list.
-const TOOLS: [&str; 12] = [
+const TOOLS: [&str; 13] = [
     "echo",
+    "fetch_page",
     "add",
     "list_items",
     "all_content",
@@ -119,7 +120,7 @@ fn no_forbidden_tool_runs_over_stdio() {
     run(&dir, &["--stdio", &cmd, "2026-07-28/tools/call-content"], &cfg);
     let ran = logged(&log);
     assert!(!ran.is_empty());
-    let read_only = ["echo", "add", "list_items", "all_content", "weather", "validate_order", "pad_1", "pad_2", "pad_3"];
+    let read_only = ["echo", "add", "list_items", "all_content", "weather", "validate_order", "fetch_page", "pad_1", "pad_2", "pad_3"];
     assert!(ran.iter().all(|t| read_only.contains(&t.as_str())), "only read-only tools by default: {ran:?}");
 }
 
@@ -146,4 +147,92 @@ fn conformance_fixtures_run_only_when_listed_and_not_turned_off() {
     let ran = logged(&log);
     assert!(ran.iter().any(|t| t == "test_simple_text"), "{ran:?}");
     assert!(ran.iter().all(|t| t.starts_with("test_")), "only fixtures are called by the conformance cases: {ran:?}");
+}
+
+/// What in a request mcpcert sent could make a server reach a host outside
+/// the test: every string of its params (the protocol's own `_meta` aside)
+/// and every `Mcp-Param-*` header value.
+fn reaching(ex: &serde_json::Value) -> Vec<String> {
+    use mcpcert::checks::judge::egress;
+    let mut out = Vec::new();
+    if let Some(mut body) = ex["sent"].as_str().and_then(|s| serde_json::from_str::<serde_json::Value>(s).ok()) {
+        if let Some(p) = body.get_mut("params").and_then(|p| p.as_object_mut()) {
+            p.remove("_meta");
+        }
+        for (path, what) in egress::reaching_values(&body["params"]) {
+            out.push(format!("{} {path}: {what}", ex["label"]));
+        }
+    }
+    for h in ex["sent_headers"].as_array().into_iter().flatten() {
+        let (name, value) = (h[0].as_str().unwrap_or(""), h[1].as_str().unwrap_or(""));
+        if name.to_ascii_lowercase().starts_with("mcp-param-")
+            && let Some(what) = egress::reaches_out(value)
+        {
+            out.push(format!("{} header {name}: {what}", ex["label"]));
+        }
+    }
+    out
+}
+
+/// No value mcpcert makes up can make a server reach a host outside the
+/// test: every request of full runs against the reference server (stdio
+/// and HTTP, with the conformance fixtures), including the calls of its
+/// open-world fetch tool, whose schema's own default and example are real
+/// hosts, names only `.invalid` hosts and paths in the scratch folder.
+#[test]
+fn no_request_names_a_host_that_could_resolve() {
+    use mcpcert::checks::judge::egress;
+    let cfg = workspace_root().join("fixtures/refserver/mcpcert.toml");
+    for transport in ["stdio", "http"] {
+        let dir = outdir(&format!("egress-{transport}"));
+        let args = ["--era", "dual", "--fixtures"];
+        let server;
+        let target: Vec<String> = if transport == "stdio" {
+            vec!["--stdio".into(), format!("{} {}", refserver().display(), args.join(" "))]
+        } else {
+            server = start_http(&args.iter().map(|a| a.to_string()).collect::<Vec<_>>());
+            vec!["--http".into(), server.url.clone()]
+        };
+        let target: Vec<&str> = target.iter().map(String::as_str).collect();
+        let r = run(&dir, &target, &cfg);
+        let mut found = Vec::new();
+        let mut fetched = 0;
+        for c in r["cases"].as_array().unwrap() {
+            for ex in c["transcript"].as_array().into_iter().flatten() {
+                found.extend(reaching(ex).into_iter().map(|f| format!("{}: {f}", c["id"])));
+                let sent: serde_json::Value = ex["sent"].as_str().and_then(|s| serde_json::from_str(s).ok()).unwrap_or_default();
+                if sent.pointer("/params/name") == Some(&serde_json::json!("fetch_page"))
+                    && let Some(url) = sent.pointer("/params/arguments/url")
+                {
+                    fetched += 1;
+                    assert_eq!(url, &serde_json::json!(egress::URL), "{sent}");
+                    assert_eq!(sent.pointer("/params/arguments/contact"), Some(&serde_json::json!(egress::EMAIL)), "{sent}");
+                }
+            }
+        }
+        assert!(fetched > 0, "{transport}: the open-world fetch tool is called (with values that cannot resolve)");
+        found.sort();
+        found.dedup();
+        assert!(found.is_empty(), "{transport}: requests name hosts that could resolve:\n{}", found.join("\n"));
+    }
+}
+
+/// `[calls] open_world = false` refuses every tool that does not say
+/// `openWorldHint: false` (the reference server's tools do not), and the
+/// call cases say why.
+#[test]
+fn open_world_calls_can_be_refused_altogether() {
+    let dir = outdir("open-world-off");
+    let log = dir.join("exec.log");
+    let cmd = format!("{} --era dual --exec-log {}", refserver().display(), log.display());
+    let mut text = std::fs::read_to_string(workspace_root().join("fixtures/refserver/mcpcert.toml")).unwrap();
+    text.push_str("\n[calls]\nopen_world = false\n");
+    let cfg = dir.join("closed.toml");
+    std::fs::write(&cfg, text).unwrap();
+    let r = run(&dir, &["--stdio", &cmd, "2026-07-28/tools/call-content"], &cfg);
+    let ran = logged(&log);
+    assert!(ran.iter().all(|t| t == "confirm_order" || t == "toggle_beta"), "only the tools the config names for a purpose: {ran:?}");
+    let c = common::case(&r, "2026-07-28/tools/call-content");
+    assert_eq!(c["verdict"], "n/a", "{c}");
+    assert!(c["transcript"].to_string().contains("open_world = false"), "{c}");
 }

@@ -146,6 +146,9 @@ pub struct Calls {
     /// Call the conformance fixtures (`test_*` tools) the server lists
     /// (default true).
     pub fixtures: Option<bool>,
+    /// Call tools whose `openWorldHint` is true or absent (default true;
+    /// they get only values that cannot resolve): false refuses them.
+    pub open_world: Option<bool>,
 }
 
 /// A tool that answers `input_required` (2026-07-28 multi round-trip checks).

@@ -51,6 +51,10 @@ pub struct Policy {
     pub call_fixtures: bool,
     /// The load check (`--load N`, `[load]`): off unless asked for.
     pub load: Option<LoadSpec>,
+    /// Tools that may reach the world (`openWorldHint` true or absent, the
+    /// spec's default) may be called (`[calls] open_world = false` refuses
+    /// them). Made-up arguments never name a real host either way.
+    pub open_world_calls: bool,
 }
 
 /// The opt-in load check: the run's read-only requests replayed from
@@ -89,6 +93,7 @@ impl Default for Policy {
             template_values: BTreeMap::new(),
             call_fixtures: true,
             load: None,
+            open_world_calls: true,
         }
     }
 }
@@ -109,6 +114,7 @@ impl Policy {
         }
         p.probe_uncallable = c.calls.probe_uncallable.unwrap_or(false);
         p.call_fixtures = c.calls.fixtures.unwrap_or(true);
+        p.open_world_calls = c.calls.open_world.unwrap_or(true);
         p.prompt_arguments = c.prompts.iter().map(|(k, v)| (k.clone(), v.arguments.clone())).collect();
         p.template_values = c.templates.iter().map(|(k, v)| (k.clone(), v.values.clone())).collect();
         if let Some(n) = c.completion.max_probes {
@@ -139,6 +145,9 @@ impl Policy {
     /// By default only tools marked `readOnlyHint: true`; `[tools.NAME]
     /// call = true` allows one, `call = false` keeps any tool out.
     pub fn call_allowed(&self, tool: &Value, name: &str) -> Result<(), String> {
+        if let Some(why) = self.refuses_open_world(tool) {
+            return Err(why);
+        }
         match self.tools.get(name).and_then(|c| c.call) {
             Some(true) => Ok(()),
             Some(false) => Err("the config says call = false".into()),
@@ -150,6 +159,16 @@ impl Policy {
                 }
             }
         }
+    }
+
+    /// Why a tool is not called at all under `[calls] open_world = false`:
+    /// it may reach hosts outside the test (`openWorldHint` true, or absent:
+    /// the spec's default is true).
+    pub fn refuses_open_world(&self, tool: &Value) -> Option<String> {
+        let closed = tool.pointer("/annotations/openWorldHint") == Some(&Value::Bool(false));
+        (!self.open_world_calls && !closed).then(|| {
+            "its openWorldHint is true or absent (the spec's default is true) and the config refuses open-world calls ([calls] open_world = false)".into()
+        })
     }
 
     /// Why a tool the config names for a purpose (`[input_required]`,
@@ -244,5 +263,9 @@ mod tests {
         p.tools.insert("b".into(), ToolConfig { call: Some(true), ..Default::default() });
         assert!(p.call_allowed(&ro, "a").is_err(), "call = false wins over readOnlyHint");
         assert!(p.call_allowed(&rw, "b").is_ok());
+        p.open_world_calls = false;
+        assert!(p.call_allowed(&rw, "b").is_err(), "open_world = false refuses a tool with no openWorldHint, call = true or not");
+        let closed = json!({"name": "c", "annotations": {"readOnlyHint": true, "openWorldHint": false}});
+        assert!(p.call_allowed(&closed, "c").is_ok());
     }
 }

@@ -44,6 +44,8 @@ pub struct Runner {
 
 impl Runner {
     pub fn new(cfg: RunConfig) -> Runner {
+        // Generated paths lie in this folder (see `judge::egress`).
+        let _ = std::fs::create_dir_all(crate::checks::judge::egress::scratch_dir());
         Runner {
             session: Session::new(cfg.target, cfg.limits, cfg.policy.redact_params),
             facts: Revision::ALL.into_iter().map(|r| (r, Facts::default())).collect(),
@@ -324,7 +326,13 @@ impl Runner {
                         ));
                     }
                     Ok(w) => {
-                        let found = w.items.iter().any(|i| i.get(key).and_then(|v| v.as_str()) == Some(f.name.as_str()));
+                        let item = w.items.iter().find(|i| i.get(key).and_then(|v| v.as_str()) == Some(f.name.as_str()));
+                        if f.kind == FixtureKind::Tool
+                            && let Some(why) = item.and_then(|t| self.policy.refuses_open_world(t))
+                        {
+                            return Some((Verdict::NotApplicable, format!("calls to the conformance fixture {f} are turned off by the config: {why}")));
+                        }
+                        let found = item.is_some();
                         if !found && let Some(p) = w.partial() {
                             return Some((
                                 Verdict::Error,

@@ -1,7 +1,7 @@
 //! Arguments for tool calls: made from an `inputSchema` (valid ones, and
 //! ones that break it), and the `Mcp-Param-*` headers a call carries.
 
-use super::admission;
+use super::{admission, egress};
 use crate::wire::headerval;
 use serde_json::{Map, Value, json};
 
@@ -29,13 +29,19 @@ pub fn param_headers(schema: &Value, args: &Value) -> Vec<(String, String)> {
 /// A minimal argument object that satisfies the inputSchema: required
 /// properties only, each with the simplest value its schema allows.
 /// Checked against the schema; None when no such object is found.
+///
+/// Nothing in it can make a server reach a host outside the test
+/// (`egress`): strings for properties that name a URL, host or email are
+/// made on `.invalid` names, paths lie in the scratch folder, and a
+/// `const`, `enum`, `default` or example that names a real host is passed
+/// over (None when the schema admits only such values).
 pub fn synth_valid(schema: &Value) -> Option<Value> {
-    let v = synth(schema, schema, 0)?;
+    let v = synth(schema, schema, 0, "")?;
     let validator = jsonschema::options().build(schema).ok()?;
-    validator.is_valid(&v).then_some(v)
+    (validator.is_valid(&v) && egress::is_contained(&v)).then_some(v)
 }
 
-fn synth(s: &Value, root: &Value, depth: usize) -> Option<Value> {
+fn synth(s: &Value, root: &Value, depth: usize, name: &str) -> Option<Value> {
     if depth > 16 {
         return None;
     }
@@ -45,24 +51,24 @@ fn synth(s: &Value, root: &Value, depth: usize) -> Option<Value> {
         _ => return None,
     };
     if let Some(c) = m.get("const") {
-        return Some(c.clone());
+        return egress::is_contained(c).then(|| c.clone());
     }
-    if let Some(e) = m.get("enum").and_then(|e| e.as_array()).and_then(|a| a.first()) {
-        return Some(e.clone());
+    if let Some(e) = m.get("enum").and_then(|e| e.as_array()) {
+        return e.iter().find(|x| egress::is_contained(x)).cloned();
     }
-    if let Some(d) = m.get("default") {
+    if let Some(d) = m.get("default").filter(|d| egress::is_contained(d)) {
         return Some(d.clone());
     }
-    if let Some(e) = m.get("examples").and_then(|e| e.as_array()).and_then(|a| a.first()) {
+    if let Some(e) = m.get("examples").and_then(|e| e.as_array()).and_then(|a| a.iter().find(|x| egress::is_contained(x))) {
         return Some(e.clone());
     }
     if let Some(r) = m.get("$ref").and_then(|r| r.as_str()) {
         let target = r.strip_prefix('#').and_then(|p| root.pointer(p))?;
-        return synth(target, root, depth + 1);
+        return synth(target, root, depth + 1, name);
     }
     for k in ["anyOf", "oneOf"] {
         if let Some(list) = m.get(k).and_then(|l| l.as_array()) {
-            return list.iter().find_map(|x| synth(x, root, depth + 1));
+            return list.iter().find_map(|x| synth(x, root, depth + 1, name));
         }
     }
     let ty = match m.get("type") {
@@ -78,20 +84,18 @@ fn synth(s: &Value, root: &Value, depth: usize) -> Option<Value> {
             for r in m.get("required").and_then(|r| r.as_array()).into_iter().flatten() {
                 let name = r.as_str()?;
                 let sub = props.and_then(|p| p.get(name)).cloned().unwrap_or(json!({"type": "string"}));
-                o.insert(name.to_string(), synth(&sub, root, depth + 1)?);
+                o.insert(name.to_string(), synth(&sub, root, depth + 1, name)?);
             }
             Value::Object(o)
         }
         "string" => {
             let min = m.get("minLength").and_then(|x| x.as_u64()).unwrap_or(0) as usize;
-            let base = match m.get("format").and_then(|f| f.as_str()) {
+            let format = m.get("format").and_then(|f| f.as_str());
+            Value::String(match format {
                 Some("date-time") => "2026-01-01T00:00:00Z".to_string(),
                 Some("date") => "2026-01-01".to_string(),
-                Some("uri") | Some("url") => "https://example.com/".to_string(),
-                Some("email") => "mcpcert@example.com".to_string(),
-                _ => "mcpcert".to_string(),
-            };
-            if base.len() >= min { Value::String(base) } else { Value::String("x".repeat(min)) }
+                _ => egress::string_for(egress::hint(name, format), min),
+            })
         }
         "integer" | "number" => {
             let lo = m
@@ -113,7 +117,7 @@ fn synth(s: &Value, root: &Value, depth: usize) -> Option<Value> {
             let item = m.get("items").cloned().unwrap_or(json!({"type": "string"}));
             let mut a = Vec::new();
             for _ in 0..n {
-                a.push(synth(&item, root, depth + 1)?);
+                a.push(synth(&item, root, depth + 1, name)?);
             }
             Value::Array(a)
         }
@@ -190,12 +194,33 @@ mod tests {
             "d": {"enum": ["x", "y"]}, "e": {"$ref": "#/$defs/E"}, "opt": {"type": "string"}}, "required": ["a", "b", "c", "d", "e"],
             "$defs": {"E": {"type": "array", "minItems": 1, "items": {"type": "number"}}}});
         let v = synth_valid(&s).unwrap();
-        assert_eq!(v, json!({"a": 3, "b": "xxxxxxxxxx", "c": false, "d": "x", "e": [1]}));
+        assert_eq!(v, json!({"a": 3, "b": "mcpcertxxx", "c": false, "d": "x", "e": [1]}));
         assert_eq!(synth_valid(&json!({"type": "object"})).unwrap(), json!({}));
         assert!(
             synth_valid(&json!({"type": "object", "properties": {"p": {"type": "string", "pattern": "^[0-9]+$"}}, "required": ["p"]}))
                 .is_none()
         );
+    }
+
+    #[test]
+    fn made_up_arguments_name_no_real_host() {
+        let s = json!({"type": "object", "required": ["page", "mirror", "contact", "file", "kind", "site"],
+            "properties": {
+                "page": {"type": "string", "format": "uri", "default": "https://example.com/"},
+                "mirror": {"type": "string", "examples": ["docs.python.org", "mirror.mcpcert.invalid"]},
+                "contact": {"type": "string", "format": "email"},
+                "file": {"type": "string"},
+                "kind": {"enum": ["https://api.example.com", "local"]},
+                "site": {"type": "string", "minLength": 30}}});
+        let v = synth_valid(&s).unwrap();
+        assert_eq!(v["page"], json!(egress::URL), "a real default is passed over");
+        assert_eq!(v["mirror"], json!("mirror.mcpcert.invalid"), "the first example that cannot resolve");
+        assert_eq!(v["contact"], json!(egress::EMAIL));
+        assert!(v["file"].as_str().unwrap().starts_with(egress::scratch_dir().to_str().unwrap()));
+        assert_eq!(v["kind"], json!("local"));
+        assert!(egress::is_contained(&v), "{v}");
+        let only_real = json!({"type": "object", "required": ["u"], "properties": {"u": {"const": "https://example.com"}}});
+        assert_eq!(synth_valid(&only_real), None, "a schema that admits only a real host gets no arguments");
     }
 
     #[test]

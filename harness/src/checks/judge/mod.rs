@@ -6,6 +6,7 @@ pub mod admission;
 pub mod args;
 pub mod completion;
 pub mod content;
+pub mod egress;
 pub mod hints;
 pub mod input;
 pub mod leaks;
