@@ -210,17 +210,36 @@ impl Check for InputRequiredAudit {
 fn notifications_with_requests(cx: &Cx<'_>, keep: &[&str]) -> (Vec<(Value, Option<Value>, String)>, u64) {
     let mut out = Vec::new();
     let Some(log) = cx.session.frame_log(cx.rev) else { return (out, 0) };
+    // A notification on a 2025-11-25 GET stream came with no request of
+    // its own: it belongs to the request whose progressToken it names,
+    // if one was sent (a progress report may come on any stream).
+    let mut by_token: std::collections::HashMap<String, (Value, String)> = Default::default();
+    for lf in log.in_order() {
+        if let Some(body) = lf.origin.sent.as_deref().and_then(|s| serde_json::from_str::<Value>(s).ok())
+            && let Some(t) = body.pointer("/params/_meta/progressToken")
+        {
+            let m = body.get("method").and_then(|m| m.as_str()).unwrap_or("?").to_string();
+            by_token.entry(t.to_string()).or_insert((body.clone(), format!("{m}, in {}", lf.case)));
+        }
+    }
     for lf in log.in_order() {
         let parsed = lf.parsed();
         let Some(v) = parsed.value else { continue };
         if !v.get("method").and_then(|m| m.as_str()).is_some_and(|m| keep.contains(&m)) || v.get("id").is_some() {
             continue;
         }
-        let request = lf.origin.sent.as_deref().and_then(|s| serde_json::from_str::<Value>(s).ok());
-        let place = match lf.origin.rpc_method.as_deref() {
+        let mut request = lf.origin.sent.as_deref().and_then(|s| serde_json::from_str::<Value>(s).ok());
+        let mut place = match lf.origin.rpc_method.as_deref() {
             Some(m) => format!("with the reply to {m}, in {}", lf.case),
             None => format!("in {}", lf.case),
         };
+        if request.is_none()
+            && lf.origin.http_method.as_deref() == Some("GET")
+            && let Some((body, what)) = v.pointer("/params/progressToken").and_then(|t| by_token.get(&t.to_string()))
+        {
+            request = Some(body.clone());
+            place = format!("on the session's GET stream, for {what}");
+        }
         out.push((v, request, place));
     }
     (out, log.frames.len() as u64)

@@ -18,7 +18,17 @@ pub struct CallRecord {
     pub tool: String,
     pub kind: CallKind,
     pub output_schema: Option<Value>,
+    /// The final answer (after any `input_required` rounds, 2026-07-28).
     pub ex: Exchange,
+    /// The `input_required` rounds before it, and a note on them.
+    pub before: Vec<Exchange>,
+    /// What those rounds broke of the InputRequiredResult type.
+    pub round_problems: Vec<String>,
+    /// How many rounds answered `input_required`.
+    pub asked: usize,
+    /// The tool still asked for input after the last retry: `ex` is not a
+    /// final result, so no rule about final results judges it.
+    pub still_asking: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,9 +131,34 @@ pub async fn gather(cx: &Cx<'_>) -> Result<Calls, String> {
         .map(|calls_of_tool| async move {
             let mut records = Vec::new();
             for p in calls_of_tool {
-                let ex = cx.session.on_main(&Msg::new(cx.rev, &p.label, &p.body).edits(&p.edits), cx.case).await?;
-                let stop = ex.error.is_some();
-                records.push(CallRecord { tool: p.tool.clone(), kind: p.kind, output_schema: p.output_schema.clone(), ex });
+                // A call's result may be an InputRequiredResult (2026-07-28):
+                // valid calls are followed to their final result; a call with
+                // invalid arguments is judged on its first answer.
+                let mut rec = CallRecord {
+                    tool: p.tool.clone(),
+                    kind: p.kind,
+                    output_schema: p.output_schema.clone(),
+                    ex: Exchange::default(),
+                    before: Vec::new(),
+                    round_problems: Vec::new(),
+                    asked: 0,
+                    still_asking: false,
+                };
+                if p.kind == CallKind::Invalid {
+                    rec.ex = cx.session.on_main(&Msg::new(cx.rev, &p.label, &p.body).edits(&p.edits), cx.case).await?;
+                } else {
+                    let f = super::follow::follow(cx, &p.label, &p.body, &p.edits).await?;
+                    rec.round_problems = f.problems.clone();
+                    rec.asked = f.asked;
+                    rec.still_asking = f.still_asking;
+                    let note = f.note(&p.label);
+                    let mut exs = f.exchanges;
+                    rec.ex = exs.pop().unwrap_or_default();
+                    rec.before = exs;
+                    rec.before.extend(note);
+                }
+                let stop = rec.ex.error.is_some();
+                records.push(rec);
                 if stop {
                     break;
                 }

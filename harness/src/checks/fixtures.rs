@@ -85,6 +85,10 @@ pub struct FixtureCall {
     /// No request may come on the call's stream.
     #[serde(default)]
     no_requests: bool,
+    /// 2025-11-25 HTTP: judge only where the call's notifications came:
+    /// on the call's own stream, not on the session's GET stream (SHOULD).
+    #[serde(default)]
+    on_call_stream: bool,
 }
 
 impl Check for FixtureCall {
@@ -128,10 +132,36 @@ impl Check for FixtureCall {
                 Err(e) => return Outcome::error(e.to_string()),
             }
         }
-        let ex = match cx.on_main(&what, &body).await {
-            Ok(e) => e,
-            Err(e) => return out.with_error(e.to_string()),
+        // 2025-11-25 over HTTP a server may send notifications on the
+        // session's GET stream instead of the call's (only a SHOULD says
+        // not to): it is read while the fixture runs, so they are heard.
+        let hears = self.logs > 0 || self.progress > 0 || self.on_call_stream;
+        let get = if hears { cx.session.open_get_stream(cx.rev, "GET stream of the session, read while the fixture runs").await } else { None };
+        let call = sent(cx, &what, &body, &mut out).await;
+        let get = match get {
+            Some(g) => Some(g.finish(cx.session, cx.rev, cx.case).await),
+            None => None,
         };
+        let ex = match call {
+            Ok((e, true)) => e,
+            Ok((e, false)) => {
+                out.exchanges.push(e);
+                out.exchanges.extend(get);
+                return out;
+            }
+            Err(e) => {
+                out.exchanges.extend(get);
+                return out.with_error(e);
+            }
+        };
+        // Notifications that came on the GET stream, in order.
+        let elsewhere: Vec<Value> = get.iter().flat_map(|g| g.frames.iter()).filter_map(|f| f.value.clone()).filter(|v| v.get("id").is_none()).collect();
+        if self.on_call_stream {
+            self.judge_placement(&what, &token, &ex, get.as_ref(), &elsewhere, &mut out);
+            out.exchanges.push(ex);
+            out.exchanges.extend(get);
+            return out;
+        }
         let result = if self.is_error {
             // A tool's own failure is a result, not a JSON-RPC error.
             if let Some(err) = ex.response.as_ref().and_then(|r| r.get("error")) {
@@ -149,7 +179,7 @@ impl Check for FixtureCall {
         if let Some(r) = result {
             self.judge(cx, &r, &mut out);
             if self.progress > 0 {
-                progress(&ex, &token, self.progress, &mut out);
+                progress(&ex, &elsewhere, &token, self.progress, &mut out);
             }
             for m in &self.silent {
                 let n = ex
@@ -177,18 +207,57 @@ impl Check for FixtureCall {
                     .frames
                     .iter()
                     .filter_map(|f| f.value.as_ref())
+                    .chain(elsewhere.iter())
                     .filter(|v| v.get("method").and_then(|m| m.as_str()) == Some("notifications/message"))
                     .count();
                 if n < self.logs {
                     out.fail(format!(
-                        "{what}: the fixture must send at least {} log messages (notifications/message) on the call's stream before its result, with the level set to debug; got {n}",
-                        self.logs
+                        "{what}: the fixture must send at least {} log messages (notifications/message) while it runs, with the level set to debug; got {n}{}",
+                        self.logs,
+                        if get.is_some() { " (on the call's stream and the session's GET stream together)" } else { "" }
                     ));
                 }
             }
         }
         out.exchanges.push(ex);
+        out.exchanges.extend(get);
         out
+    }
+}
+
+/// The call's own notifications: its log messages and its progress.
+fn about_the_call(v: &Value, token: &Value) -> bool {
+    match v.get("method").and_then(|m| m.as_str()) {
+        Some("notifications/message") => true,
+        Some("notifications/progress") => v.pointer("/params/progressToken") == Some(token),
+        _ => false,
+    }
+}
+
+impl FixtureCall {
+    /// Where the call's notifications came: on its own stream (SHOULD:
+    /// messages on a request's stream relate to it, and messages on the
+    /// GET stream are unrelated to any running request).
+    fn judge_placement(&self, what: &str, token: &Value, ex: &Exchange, get: Option<&Exchange>, elsewhere: &[Value], out: &mut Outcome) {
+        if let Some(e) = &ex.error {
+            out.set_error(format!("{what}: {e}"));
+            return;
+        }
+        let on_call = ex.frames.iter().filter_map(|f| f.value.as_ref()).filter(|v| about_the_call(v, token)).count();
+        let misplaced: Vec<&Value> = elsewhere.iter().filter(|v| about_the_call(v, token)).collect();
+        if let Some(first) = misplaced.first() {
+            out.fail(format!(
+                "{what}: {} of the call's notifications came on the session's GET stream instead of the call's own stream ({on_call} came there); the first: {}",
+                misplaced.len(),
+                brief(first)
+            ));
+        } else if on_call == 0 {
+            let get_note = match get.and_then(|g| g.status) {
+                Some(200) => "the session's GET stream was open and brought none either",
+                Some(_) | None => "the server offers no GET stream (or it could not be opened)",
+            };
+            out.set_na(format!("the fixture sent no notifications about the call ({get_note}), so where they go cannot be judged"));
+        }
     }
 }
 
@@ -220,11 +289,14 @@ impl FixtureCall {
 
 /// The progress the call's token got, before the result: at least
 /// `min` notifications, each `progress` greater than the one before.
-fn progress(ex: &Exchange, token: &Value, min: usize, out: &mut Outcome) {
+/// Progress for the call's token: on its own stream, then (2025-11-25
+/// HTTP) what came on the session's GET stream.
+fn progress(ex: &Exchange, elsewhere: &[Value], token: &Value, min: usize, out: &mut Outcome) {
     let values: Vec<Option<f64>> = ex
         .frames
         .iter()
         .filter_map(|f| f.value.as_ref())
+        .chain(elsewhere.iter())
         .filter(|v| {
             v.get("method").and_then(|m| m.as_str()) == Some("notifications/progress") && v.pointer("/params/progressToken") == Some(token)
         })
@@ -232,7 +304,7 @@ fn progress(ex: &Exchange, token: &Value, min: usize, out: &mut Outcome) {
         .collect();
     if values.len() < min {
         out.fail(format!(
-            "the fixture must report progress for the call's progressToken {token} at least {min} times before its result (on the call's own stream); got {}",
+            "the fixture must report progress for the call's progressToken {token} at least {min} times before its result; got {}",
             values.len()
         ));
     }
@@ -265,11 +337,15 @@ impl Check for FixtureRead {
     async fn run(&self, cx: &Cx<'_>) -> Outcome {
         let what = format!("resources/read of the fixture {}", self.uri);
         let body = cx.request("resources/read", Some(json!({"uri": self.uri})));
-        let ex = match cx.on_main(&what, &body).await {
-            Ok(e) => e,
-            Err(e) => return Outcome::error(e.to_string()),
-        };
         let mut out = Outcome::default();
+        let ex = match sent(cx, &what, &body, &mut out).await {
+            Ok((e, true)) => e,
+            Ok((e, false)) => {
+                out.exchanges.push(e);
+                return out;
+            }
+            Err(e) => return out.with_error(e),
+        };
         if let Some(r) = result_of(&ex, &what, &mut out) {
             out.failures.extend(schema_problems(cx, "ReadResourceResult", &r));
             match r.get("contents").and_then(|c| c.as_array()).and_then(|c| c.first()) {
@@ -339,11 +415,15 @@ impl Check for FixturePrompt {
             params["arguments"] = a.clone();
         }
         let body = cx.request("prompts/get", Some(params));
-        let ex = match cx.on_main(&what, &body).await {
-            Ok(e) => e,
-            Err(e) => return Outcome::error(e.to_string()),
-        };
         let mut out = Outcome::default();
+        let ex = match sent(cx, &what, &body, &mut out).await {
+            Ok((e, true)) => e,
+            Ok((e, false)) => {
+                out.exchanges.push(e);
+                return out;
+            }
+            Err(e) => return out.with_error(e),
+        };
         if let Some(r) = result_of(&ex, &what, &mut out) {
             out.failures.extend(schema_problems(cx, "GetPromptResult", &r));
             let messages = r.get("messages").and_then(|m| m.as_array()).cloned().unwrap_or_default();
@@ -436,4 +516,22 @@ impl Check for FixtureMissingCapability {
         out.exchanges.push(ex);
         out
     }
+}
+
+/// A fixture's request sent on the main connection. The method's result
+/// may be an InputRequiredResult in 2026-07-28, but the requirement set's
+/// scenario defines what this fixture returns without asking (the official
+/// suite fails it too): such an answer is that failure, said as such, and
+/// is not judged as a broken result of the method. Returns the exchange
+/// and whether its result is one to judge.
+async fn sent(cx: &Cx<'_>, what: &str, body: &Value, out: &mut Outcome) -> Result<(Exchange, bool), String> {
+    let ex = cx.on_main(what, body).await.map_err(|e| e.to_string())?;
+    if cx.rev == crate::wire::Revision::Modern && super::judge::input::is_input_required(ex.response.as_ref()) {
+        out.fail(format!(
+            "{what}: the scenario defines this fixture's result, returned at once; it answered input_required instead ({})",
+            ex.result().map(brief).unwrap_or_default()
+        ));
+        return Ok((ex, false));
+    }
+    Ok((ex, true))
 }

@@ -16,6 +16,7 @@ mod client_requests;
 mod completion;
 mod facts;
 mod fixtures;
+mod follow;
 mod headers;
 mod input_required;
 mod lifecycle;

@@ -3,6 +3,7 @@
 //! the prompts it lists, each result judged on its shape (any server, no
 //! fixtures needed). Reads and gets are read-only by the protocol's design.
 
+use super::follow::follow;
 use super::judge::content::{base64_problem, content_problems};
 use super::walk::ListMethod;
 use super::{Check, Cx, Outcome, schema_problems};
@@ -10,6 +11,26 @@ use crate::record::Exchange;
 use crate::wire::brief;
 use serde::Deserialize;
 use serde_json::{Value, json};
+
+/// A read or a get sent and followed through any `input_required` rounds
+/// (its result type is a union in 2026-07-28): the final exchange to judge,
+/// with the rounds before it, their problems and a note in `out`; None
+/// when the server was still asking at the end (nothing final to judge).
+async fn fetch(cx: &Cx<'_>, label: &str, method: &str, params: Value, out: &mut Outcome) -> Result<Option<Exchange>, String> {
+    let f = follow(cx, label, &cx.request(method, Some(params)), &[]).await.map_err(|e| e.to_string())?;
+    out.failures.extend(f.problems.iter().cloned());
+    let note = f.note(label);
+    let still = f.still_asking;
+    let mut exs = f.exchanges;
+    let last = exs.pop();
+    out.exchanges.extend(exs);
+    out.exchanges.extend(note);
+    if still {
+        out.exchanges.extend(last);
+        return Ok(None);
+    }
+    Ok(last)
+}
 
 /// How many listed items are fetched at most.
 fn five() -> usize {
@@ -61,14 +82,19 @@ impl Check for ReadListed {
             };
         }
         let mut out = Outcome::default();
-        for uri in uris {
-            let body = cx.request("resources/read", Some(json!({"uri": uri})));
-            let ex = match cx.on_main(&format!("resources/read of the listed {uri}"), &body).await {
-                Ok(e) => e,
-                Err(e) => return out.with_error(e.to_string()),
+        let mut judged = 0;
+        for uri in &uris {
+            let ex = match fetch(cx, &format!("resources/read of the listed {uri}"), "resources/read", json!({"uri": uri}), &mut out).await {
+                Ok(Some(e)) => e,
+                Ok(None) => continue,
+                Err(e) => return out.with_error(e),
             };
-            judge_read(cx, &uri, &ex, &mut out, false);
+            judged += 1;
+            judge_read(cx, uri, &ex, &mut out, false);
             out.exchanges.push(ex);
+        }
+        if judged == 0 && out.failures.is_empty() {
+            out.set_na(format!("every listed resource read still asked for input after {} retries, so no contents were reached", super::follow::ROUNDS));
         }
         out
     }
@@ -162,10 +188,15 @@ impl Check for ReadTemplate {
             if !filled {
                 continue;
             }
-            let body = cx.request("resources/read", Some(json!({"uri": uri})));
-            let ex = match cx.on_main(&format!("resources/read of {uri}, made from {t}"), &body).await {
-                Ok(e) => e,
-                Err(e) => return out.with_error(e.to_string()),
+            let ex = match fetch(cx, &format!("resources/read of {uri}, made from {t}"), "resources/read", json!({"uri": uri}), &mut out).await {
+                Ok(Some(e)) => e,
+                Ok(None) => {
+                    if out.failures.is_empty() {
+                        out.set_na(format!("the read of {uri} still asked for input after {} retries, so no contents were reached", super::follow::ROUNDS));
+                    }
+                    return out;
+                }
+                Err(e) => return out.with_error(e),
             };
             // Values the operator gave name a resource that exists.
             judge_read(cx, &uri, &ex, &mut out, configured.is_none());
@@ -239,10 +270,14 @@ impl Check for GetListed {
                 };
                 args.insert(an.to_string(), json!(value.unwrap_or_else(|| "mcpcert".into())));
             }
-            let body = cx.request("prompts/get", Some(json!({"name": name, "arguments": args})));
-            let ex = match cx.on_main(&format!("prompts/get of the listed {name}"), &body).await {
-                Ok(e) => e,
-                Err(e) => return out.with_error(e.to_string()),
+            let label = format!("prompts/get of the listed {name}");
+            let ex = match fetch(cx, &label, "prompts/get", json!({"name": name, "arguments": args}), &mut out).await {
+                Ok(Some(e)) => e,
+                Ok(None) => {
+                    refused.push(format!("{name} (still asking for input after {} retries)", super::follow::ROUNDS));
+                    continue;
+                }
+                Err(e) => return out.with_error(e),
             };
             if let Some(e) = &ex.error {
                 out.set_error(format!("prompts/get of {name}: {e}"));
@@ -265,7 +300,7 @@ impl Check for GetListed {
             out.exchanges.push(ex);
         }
         if judged == 0 && out.failures.is_empty() && !out.is_error() {
-            out.set_na(format!("every prompts/get was refused, with the arguments mcpcert could make: {}", refused.join("; ")));
+            out.set_na(format!("no prompts/get reached a result, with the arguments mcpcert could make: {}", refused.join("; ")));
         }
         out
     }

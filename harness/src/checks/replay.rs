@@ -187,7 +187,7 @@ async fn templates(cx: &Cx<'_>) -> Vec<Template> {
     // Valid calls of read-only tools whose arguments need no Mcp-Param
     // header (a replay repeats them, so only tools that change nothing).
     if let (Ok(w), Ok(calls)) = (cx.facts.tools_walk(cx).await, cx.facts.tool_calls(cx).await) {
-        for r in calls.records.iter().filter(|r| r.kind == super::calls::CallKind::Valid).take(3) {
+        for r in calls.records.iter().filter(|r| r.kind == super::calls::CallKind::Valid && r.asked == 0).take(3) {
             let Some(tool) = w.items.iter().find(|t| t.get("name").and_then(|n| n.as_str()) == Some(r.tool.as_str())) else { continue };
             let read_only = tool.pointer("/annotations/readOnlyHint") == Some(&json!(true));
             let mirrored = tool.get("inputSchema").is_some_and(|s| s.to_string().contains("x-mcp-header"));

@@ -91,7 +91,28 @@ impl Check for SubscriptionProbe {
                     out.set_na("the server does not implement subscriptions/listen (-32601); the spec never states that the method itself is required (digest 14.8), so its rules do not apply");
                     return out;
                 }
-                out.fail(format!("subscriptions/listen was refused: {}", brief(r)));
+                // Refused with another error: no subscription was opened, so
+                // the rules about what it delivers have nothing to judge
+                // (the spec never requires a server to accept a listen).
+                // Whatever did come on it before the refusal is still judged.
+                let delivered = notifications(&s.frames).count();
+                let why = format!(
+                    "the server refused the subscription with {} (the spec does not require a server to accept subscriptions/listen), so no subscription was opened{}",
+                    brief(r.get("error").unwrap_or(r)),
+                    if delivered == 0 { " and nothing was delivered on it to judge" } else { "" }
+                );
+                match self.check {
+                    ListenCheck::Unrequested if delivered > 0 => out.failures.extend(judge_unrequested(s)),
+                    ListenCheck::Ids if delivered > 0 => out.failures.extend(judge_ids(s).0),
+                    _ => {}
+                }
+                if out.failures.is_empty() {
+                    for rest in &sessions[i + 1..] {
+                        out.exchanges.extend(rest.exchanges.iter().cloned());
+                    }
+                    out.set_na(why);
+                    return out;
+                }
                 continue;
             }
             if s.exchanges.first().is_some_and(|e| e.error.is_some() && e.frames.is_empty()) {

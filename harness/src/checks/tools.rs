@@ -212,11 +212,17 @@ impl Check for ToolResults {
             if let Some(p) = &calls.walk_problem {
                 return Outcome::partial(&format!("no listed tool may be called, but {p}"));
             }
-            let mut why = "no tool may be called: mcpcert calls only tools marked readOnlyHint: true or allowed in the target config ([tools.NAME] call = true)".to_string();
+            let mut why = if !cx.policy.open_world_calls {
+                "no tool may be called: mcpcert calls only tools marked readOnlyHint: true or allowed in the target config ([tools.NAME] call = true), and the config refuses tools whose openWorldHint is true or absent ([calls] open_world = false)".to_string()
+            } else {
+                "no tool may be called: mcpcert calls only tools marked readOnlyHint: true or allowed in the target config ([tools.NAME] call = true)".to_string()
+            };
             if !calls.skipped.is_empty() {
-                why.push_str(&format!("; {} tool(s) listed, none callable", calls.skipped.len()));
+                why.push_str(&format!("; {} tool(s) listed, none callable (the transcript says why each is not)", calls.skipped.len()));
             }
-            return Outcome::na(why);
+            let mut out = Outcome::na(why);
+            out.exchanges.extend(calls.note());
+            return out;
         }
         let check = self.check;
         let mut out = Outcome::default();
@@ -244,14 +250,25 @@ impl Check for ToolResults {
                 shown.push(i);
                 continue;
             }
+            if r.still_asking {
+                // No final result: nothing a rule about results can judge
+                // (the note among the call's exchanges says so).
+                continue;
+            }
             let res = r.ex.result().cloned();
+            // A call with invalid arguments answered input_required: the
+            // server asks before it validates; nothing to judge of it.
+            let asks = res.as_ref().and_then(|x| x.get("resultType")).and_then(|t| t.as_str()) == Some("input_required");
+            if asks {
+                continue;
+            }
             match check {
                 ResultCheck::Content => {
                     let Some(res) = res else { continue };
-                    if res.get("resultType").and_then(|t| t.as_str()) == Some("input_required") {
-                        continue;
-                    }
                     judged += 1;
+                    for p in &r.round_problems {
+                        fail(&mut out, i, p.clone());
+                    }
                     for p in content::content_problems(&res) {
                         fail(&mut out, i, format!("{}: {p}", r.ex.label));
                     }
@@ -387,7 +404,8 @@ impl Check for ToolResults {
         } else {
             shown.into_iter().take(10).collect()
         };
-        let mut exs: Vec<Exchange> = picks.iter().map(|i| calls.records[*i].ex.clone()).collect();
+        let mut exs: Vec<Exchange> =
+            picks.iter().flat_map(|i| calls.records[*i].before.iter().chain([&calls.records[*i].ex]).cloned()).collect();
         exs.append(&mut out.exchanges);
         out.exchanges = exs;
         if let Some(n) = calls.note() {

@@ -8,9 +8,11 @@
 //! concurrently; the main connection of a revision is lent to one user at
 //! a time (`main`).
 
+mod get_stream;
 mod log;
 mod probe;
 
+pub use get_stream::GetStream;
 pub use log::{FrameLog, LoggedFrame};
 pub use probe::Probe;
 

@@ -190,8 +190,8 @@ impl Connection {
         }
     }
 
-    /// Send a message that opens a stream (subscriptions/listen) and read
-    /// what arrives for up to `window`; once `done` holds for what has
+    /// Send a message that opens a stream (subscriptions/listen, or over
+    /// HTTP a bodiless GET) and read what arrives for up to `window`; once `done` holds for what has
     /// arrived, reading goes on only for a short grace period. The end of
     /// the window is not an error. HTTP: the stream has a connection of its
     /// own. stdio: the frames are everything the process wrote meanwhile.
@@ -209,11 +209,11 @@ impl Connection {
                 inc
             }
             Inner::Http { target, .. } => {
-                let body = out.body.unwrap_or("").as_bytes().to_vec();
+                let body = out.body.map(|b| b.as_bytes().to_vec());
                 let reply = if out.exact_names {
-                    target.collect_exact(out.headers, body, window, done).await
+                    target.collect_exact(out.http_method, out.headers, body, window, done).await
                 } else {
-                    target.collect(out.headers, body, window, done).await
+                    target.collect(out.http_method, out.headers, body, window, done).await
                 };
                 Incoming::from_http(reply, true)
             }

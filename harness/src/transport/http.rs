@@ -139,14 +139,15 @@ impl HttpTarget {
         self.send_within(method, headers, body, until).await
     }
 
-    /// POST and read whatever the server streams for `window` (a
-    /// subscriptions/listen stream stays open); no timeout error when the
+    /// Send (a POST with a body, or a bodiless GET) and read whatever the
+    /// server streams for `window` (a subscriptions/listen stream, or a
+    /// 2025-11-25 GET stream, stays open); no timeout error when the
     /// window ends, and the stream is then dropped (which ends it).
     /// Once `done` holds for the frames so far, reading goes on only for
     /// a short grace period.
-    pub async fn collect(&self, headers: &[(String, String)], body: Vec<u8>, window: Duration, done: Done<'_>) -> HttpReply {
+    pub async fn collect(&self, method: &str, headers: &[(String, String)], body: Option<Vec<u8>>, window: Duration, done: Done<'_>) -> HttpReply {
         let until = ReadUntil { expect_id: None, fresh: true, within: window, done: Some(done), progress: None, answer: None };
-        self.send_within("POST", headers, Some(body), until).await
+        self.send_within(method, headers, body, until).await
     }
 
     async fn send_within(&self, method: &str, headers: &[(String, String)], body: Option<Vec<u8>>, until: ReadUntil<'_>) -> HttpReply {
@@ -357,9 +358,16 @@ impl HttpTarget {
     }
 
     /// Like `collect`, but with header names in their exact letter case.
-    pub async fn collect_exact(&self, headers: &[(String, String)], body: Vec<u8>, window: Duration, done: Done<'_>) -> HttpReply {
+    pub async fn collect_exact(
+        &self,
+        method: &str,
+        headers: &[(String, String)],
+        body: Option<Vec<u8>>,
+        window: Duration,
+        done: Done<'_>,
+    ) -> HttpReply {
         let until = ReadUntil { expect_id: None, fresh: true, within: window, done: Some(done), progress: None, answer: None };
-        exact::send_exact(self, "POST", headers, Some(body), until).await
+        exact::send_exact(self, method, headers, body, until).await
     }
 
     /// Keep one event; true if it was progress for `progress`.
