@@ -60,3 +60,31 @@ fn a_misspelt_with_key_is_exit_2_naming_file_and_path() {
     let dir = suites_with("typo-value", "2026-07-28/40-headers.json", "\"probe\": \"missing\"", "\"probe\": \"mising\"");
     refused(&dir, "2026-07-28/40-headers.json", "/cases/0/steps/0/with", "mising");
 }
+
+/// One defect, one failure: a negative probe (a step whose answer must be
+/// a JSON-RPC error or an HTTP error status) runs on a connection or
+/// process of its own, so that state it leaves in a server cannot fail the
+/// cases that judge normal behaviour.
+#[test]
+fn negative_probes_are_sent_on_connections_of_their_own() {
+    let mut problems = Vec::new();
+    for rev in ["2026-07-28", "2025-11-25"] {
+        for e in std::fs::read_dir(workspace_root().join("harness/suites").join(rev)).unwrap().flatten() {
+            let file: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(e.path()).unwrap()).unwrap();
+            for c in file["cases"].as_array().unwrap() {
+                let negative = c["expect"].as_array().unwrap().iter().any(|x| {
+                    x.get("error").is_some() || x.get("http_status").and_then(|s| s.as_u64()).is_some_and(|s| s >= 400)
+                });
+                for s in c["steps"].as_array().unwrap() {
+                    let step = s.get("send").or_else(|| s.get("http"));
+                    if negative && let Some(step) = step
+                        && step.get("fresh") != Some(&serde_json::json!(true))
+                    {
+                        problems.push(format!("{}: a negative probe step without \"fresh\": true", c["id"]));
+                    }
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

@@ -53,7 +53,20 @@ pub async fn send(session: &Session, case: &Case, index: usize, name: Option<&st
 pub async fn http(session: &Session, case: &Case, index: usize, name: Option<&str>, h: &RawHttp) -> Outcome {
     let label = label(name, index);
     let edits = HeaderEdit::from_map(&h.headers);
-    match session.on_main(&Msg::raw(case.revision, &label, &h.method).edits(&edits), &case.id).await {
+    let msg = Msg::raw(case.revision, &label, &h.method).edits(&edits);
+    if h.fresh {
+        let mut fresh = match session.fresh(case.revision, true, &case.id).await {
+            Ok(f) => f,
+            Err(e) => return Outcome::error(format!("could not open a fresh connection: {e}")),
+        };
+        let mut ex = session.exchange(&mut fresh.conn, &msg, Some(&case.id)).await;
+        ex.fresh = true;
+        fresh.conn.shutdown().await;
+        let mut exchanges = fresh.exchanges;
+        exchanges.push(ex);
+        return Outcome { exchanges, ..Default::default() };
+    }
+    match session.on_main(&msg, &case.id).await {
         Ok(ex) => Outcome { exchanges: vec![ex], ..Default::default() },
         Err(e) => Outcome::error(e.to_string()),
     }

@@ -201,6 +201,9 @@ pub struct RawHttp {
     pub method: String,
     #[serde(default)]
     pub headers: BTreeMap<String, Option<String>>,
+    /// On a connection of its own (a negative probe).
+    #[serde(default)]
+    pub fresh: bool,
 }
 
 /// One assertion over one message step's exchange.
