@@ -120,20 +120,57 @@ pub fn roles() -> Vec<Role> {
 
 /// Run every built-in case against the reference server set up this way.
 pub fn run_all(setup: &Setup) -> BTreeMap<String, CaseResult> {
+    run_all_kept(setup).0
+}
+
+/// The config file that gives `mcpcert run` the policy `run_all` uses (the
+/// fixture profile, the load check's figures, the page limit), so that the
+/// reproducers it prints rerun a case as the test ran it.
+pub fn profile() -> PathBuf {
+    static FILE: OnceLock<PathBuf> = OnceLock::new();
+    FILE.get_or_init(|| {
+        let mut text = std::fs::read_to_string(workspace_root().join("fixtures/refserver/mcpcert.toml")).unwrap();
+        text.push_str("\n[load]\nconnections = 8\nrequests = 96\nseconds = 20\n\n[pagination]\nmax_pages = 200\n");
+        let p = std::env::temp_dir().join(format!("mcpcert-test-{}-profile.toml", std::process::id()));
+        std::fs::write(&p, text).unwrap();
+        p
+    })
+    .clone()
+}
+
+/// The environment the fixture profile reads the roles' tokens from.
+pub const PROFILE_ENV: [(&str, &str); 2] =
+    [("REFSERVER_ANALYST_TOKEN", "Bearer analyst-token"), ("REFSERVER_OPERATOR_TOKEN", "Bearer operator-token")];
+
+/// `run_all`, keeping the HTTP server (if any) alive for the caller, so
+/// that the printed reproducers (which name `mcpcert run` with the same
+/// target and `profile()`) can be run against it.
+pub fn run_all_kept(setup: &Setup) -> (BTreeMap<String, CaseResult>, Option<HttpServer>) {
     let catalog = suite::load_builtin().expect("built-in suites load");
     let limits = Limits { startup: Duration::from_secs(10), request: Duration::from_secs(5), ..Limits::default() };
     let mut _guard = None;
-    let target = match setup.transport {
+    let quote = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
+    let (target, rerun_base) = match setup.transport {
         "stdio" => {
             let mut argv = vec![refserver().display().to_string()];
             argv.extend(setup.server_args());
-            TargetSpec::Stdio(StdioSpec { argv, env: vec![], cwd: None })
+            let base = format!(
+                "mcpcert run --config {} --stdio {} --max-pages 200 --load 8",
+                quote(&profile().display().to_string()),
+                quote(&argv.join(" "))
+            );
+            (TargetSpec::Stdio(StdioSpec { argv, env: vec![], cwd: None }), base)
         }
         _ => {
             let s = start_http(&setup.server_args());
             let url = s.url.clone();
             _guard = Some(s);
-            TargetSpec::Http(HttpSpec { url, headers: vec![], secret_headers: vec![], client: Default::default() })
+            let base = format!(
+                "mcpcert run --config {} --http {} --allowed-origin http://localhost --max-pages 200 --load 8",
+                quote(&profile().display().to_string()),
+                quote(&url)
+            );
+            (TargetSpec::Http(HttpSpec { url, headers: vec![], secret_headers: vec![], client: Default::default() }), base)
         }
     };
     // The reference server allows local origins only.
@@ -149,9 +186,9 @@ pub fn run_all(setup: &Setup) -> BTreeMap<String, CaseResult> {
         load: Some(mcpcert::config::LoadSpec { connections: 8, requests: 96, seconds: 20 }),
         ..Default::default()
     };
-    let cfg = RunConfig { target, limits, revision: None, rerun_base: "mcpcert run".into(), policy };
+    let cfg = RunConfig { target, limits, revision: None, rerun_base, policy };
     let mut runner = Runner::new(cfg);
-    rt.block_on(async {
+    let results = rt.block_on(async {
         match runner.prepare().await {
             Probe::Ready => {}
             Probe::Unreachable(w) => panic!("reference server unreachable ({setup:?}): {w}"),
@@ -169,8 +206,44 @@ pub fn run_all(setup: &Setup) -> BTreeMap<String, CaseResult> {
             .await;
         runner.shutdown().await;
         out
-    })
+    });
+    (results, _guard)
 }
+
+/// Run a reproducer's `mcpcert run` line (its first line, after `rerun…: `)
+/// in a folder of its own, and read the verdict it gives the case `id`.
+pub fn reproduce(reproducer: &str, id: &str) -> Result<String, String> {
+    let first = reproducer.lines().next().unwrap_or("");
+    let line = first.split_once(": mcpcert run ").map(|(_, rest)| rest).ok_or_else(|| format!("no rerun line in {first:?}"))?;
+    let dir = std::env::temp_dir().join(format!(
+        "mcpcert-repro-{}-{}",
+        std::process::id(),
+        NEXT_DIR.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let cmd = format!("{} run {line} --quiet --json report.json", env!("CARGO_BIN_EXE_mcpcert"));
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(&cmd)
+        .current_dir(&dir)
+        .envs(PROFILE_ENV)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    let text = std::fs::read_to_string(dir.join("report.json"))
+        .map_err(|e| format!("{cmd}: no report ({e}): {}", String::from_utf8_lossy(&out.stderr)))?;
+    let _ = std::fs::remove_dir_all(&dir);
+    let report: serde_json::Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    report["cases"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["id"] == id))
+        .and_then(|c| c["verdict"].as_str().map(String::from))
+        .ok_or_else(|| format!("{cmd}: the report has no case {id}"))
+}
+
+static NEXT_DIR: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 // Running the mcpcert binary and reading its reports.
 

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{Setup, refserver, run_all};
+use common::{Setup, refserver, reproduce, run_all, run_all_kept};
 use mcpcert::record::{CaseResult, Verdict};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -150,7 +150,8 @@ fn judge_fault(f: &FaultInfo, era: &str, t: &'static str, base: &BTreeMap<String
     let mut s = Setup::new(t, era);
     s.faults = vec![f.name.clone()];
     s.fixtures = f.name.starts_with("fx-");
-    let res = run_all(&s);
+    // The HTTP server stays up while the reproducers run against it.
+    let (res, _server) = run_all_kept(&s);
     // A case the fault does not target may go n/a (the fault took away
     // what it judges, e.g. a subscription never acknowledged), or error
     // because a fact it judges is now partial (a list the fault cut short),
@@ -202,7 +203,19 @@ fn judge_fault(f: &FaultInfo, era: &str, t: &'static str, base: &BTreeMap<String
         } else {
             assert!(r.reproducer.is_some(), "{id}: a failure must carry a reproducer");
             assert!(!r.message.is_empty(), "{id}: a failure must say what was expected and what came back");
-            proven.insert(id.clone());
+            // The printed reproducer reproduces the verdict.
+            match reproduce(r.reproducer.as_deref().unwrap_or(""), id) {
+                Ok(v) if v == r.verdict.as_str() => {
+                    proven.insert(id.clone());
+                }
+                Ok(v) => problems.push(format!(
+                    "fault {} over {t} ({era}): {id} is {} in the run but {v} when its printed reproducer is run:\n    {}",
+                    f.name,
+                    r.verdict.as_str(),
+                    r.reproducer.as_deref().unwrap_or("").lines().next().unwrap_or("")
+                )),
+                Err(e) => problems.push(format!("fault {} over {t} ({era}): {id}: the reproducer did not run: {e}", f.name)),
+            }
         }
     }
     (problems, proven)

@@ -72,12 +72,15 @@ fn negative_probes_are_sent_on_connections_of_their_own() {
         for e in std::fs::read_dir(workspace_root().join("harness/suites").join(rev)).unwrap().flatten() {
             let file: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(e.path()).unwrap()).unwrap();
             for c in file["cases"].as_array().unwrap() {
-                let negative = c["expect"].as_array().unwrap().iter().any(|x| {
-                    x.get("error").is_some() || x.get("http_status").and_then(|s| s.as_u64()).is_some_and(|s| s >= 400)
-                });
+                let negative = c["expect"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|x| x.get("error").is_some() || x.get("http_status").and_then(|s| s.as_u64()).is_some_and(|s| s >= 400));
                 for s in c["steps"].as_array().unwrap() {
                     let step = s.get("send").or_else(|| s.get("http"));
-                    if negative && let Some(step) = step
+                    if negative
+                        && let Some(step) = step
                         && step.get("fresh") != Some(&serde_json::json!(true))
                     {
                         problems.push(format!("{}: a negative probe step without \"fresh\": true", c["id"]));

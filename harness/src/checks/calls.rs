@@ -145,7 +145,9 @@ pub async fn gather(cx: &Cx<'_>) -> Result<Calls, String> {
                     still_asking: false,
                 };
                 if p.kind == CallKind::Invalid {
-                    rec.ex = cx.session.on_main(&Msg::new(cx.rev, &p.label, &p.body).edits(&p.edits), cx.case).await?;
+                    // A negative probe: sent below, after these, each on a
+                    // connection or process of its own.
+                    continue;
                 } else {
                     let f = super::follow::follow(cx, &p.label, &p.body, &p.edits).await?;
                     rec.round_problems = f.problems.clone();
@@ -167,8 +169,38 @@ pub async fn gather(cx: &Cx<'_>) -> Result<Calls, String> {
         })
         .collect();
     let done: Vec<Result<Vec<CallRecord>, SessionError>> = futures_util::stream::iter(runs).buffered(width).collect().await;
+    let mut by_tool = Vec::new();
     for records in done {
-        calls.records.extend(records.map_err(|e| e.to_string())?);
+        by_tool.push(records.map_err(|e| e.to_string())?);
+    }
+    // The calls with arguments that break the schema (negative probes),
+    // one after another in catalogue order (their connections' handshakes
+    // take ids as they go), each on a connection or process of its own;
+    // not for a tool whose valid call got no answer.
+    for (records, calls_of_tool) in by_tool.iter_mut().zip(&planned) {
+        if records.last().is_some_and(|r| r.ex.error.is_some()) {
+            continue;
+        }
+        for p in calls_of_tool.iter().filter(|p| p.kind == CallKind::Invalid) {
+            let mut exs = cx.isolated(&[Msg::new(cx.rev, &p.label, &p.body).edits(&p.edits)]).await.map_err(|e| e.to_string())?;
+            let ex = exs.pop().unwrap_or_default();
+            let rec = CallRecord {
+                tool: p.tool.clone(),
+                kind: p.kind,
+                output_schema: p.output_schema.clone(),
+                ex,
+                before: exs,
+                round_problems: Vec::new(),
+                asked: 0,
+                still_asking: false,
+            };
+            // In the tool's place: after its valid call.
+            let at = records.iter().position(|r| r.kind == CallKind::ErrorArgs).unwrap_or(records.len());
+            records.insert(at, rec);
+        }
+    }
+    for records in by_tool {
+        calls.records.extend(records);
     }
     Ok(calls)
 }

@@ -136,7 +136,8 @@ impl Check for FixtureCall {
         // session's GET stream instead of the call's (only a SHOULD says
         // not to): it is read while the fixture runs, so they are heard.
         let hears = self.logs > 0 || self.progress > 0 || self.on_call_stream;
-        let get = if hears { cx.session.open_get_stream(cx.rev, "GET stream of the session, read while the fixture runs").await } else { None };
+        let get =
+            if hears { cx.session.open_get_stream(cx.rev, "GET stream of the session, read while the fixture runs").await } else { None };
         let call = sent(cx, &what, &body, &mut out).await;
         let get = match get {
             Some(g) => Some(g.finish(cx.session, cx.rev, cx.case).await),
@@ -155,7 +156,8 @@ impl Check for FixtureCall {
             }
         };
         // Notifications that came on the GET stream, in order.
-        let elsewhere: Vec<Value> = get.iter().flat_map(|g| g.frames.iter()).filter_map(|f| f.value.clone()).filter(|v| v.get("id").is_none()).collect();
+        let elsewhere: Vec<Value> =
+            get.iter().flat_map(|g| g.frames.iter()).filter_map(|f| f.value.clone()).filter(|v| v.get("id").is_none()).collect();
         if self.on_call_stream {
             self.judge_placement(&what, &token, &ex, get.as_ref(), &elsewhere, &mut out);
             out.exchanges.push(ex);
@@ -480,8 +482,9 @@ impl Check for FixtureMissingCapability {
         let what = format!("tools/call of the fixture {} declaring no client capabilities", self.tool);
         let mut body = cx.request("tools/call", Some(json!({"name": self.tool, "arguments": {}})));
         body["params"]["_meta"][crate::wire::KEY_CLIENT_CAPS] = json!({});
-        let ex = match cx.on_main(&what, &body).await {
-            Ok(e) => e,
+        // Its answer must be an error: a negative probe, on a connection of its own.
+        let ex = match cx.probe(&what, &body).await {
+            Ok(mut e) => e.pop().unwrap_or_default(),
             Err(e) => return Outcome::error(e.to_string()),
         };
         let mut out = Outcome::default();

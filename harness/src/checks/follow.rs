@@ -117,10 +117,16 @@ pub async fn follow(cx: &Cx<'_>, label: &str, body: &Value, edits: &[HeaderEdit]
     }
 }
 
-/// The first request again, with a new id (and progress token).
+/// The first request again, with a new id (and progress token). The id is
+/// the first one's plus 100,000 a round (inside the block of ids the case
+/// or fact draws from, which uses far fewer), so that it does not depend
+/// on what else is in flight.
 fn again(cx: &Cx<'_>, body: &Value, round: usize) -> Value {
     let mut b = body.clone();
-    b["id"] = cx.session.next_id();
+    b["id"] = match body.get("id").and_then(|i| i.as_i64()) {
+        Some(i) => json!(i + 100_000 * round as i64),
+        None => cx.session.next_id(),
+    };
     if let Some(t) = b.pointer_mut("/params/_meta/progressToken") {
         *t = json!(format!("{}-retry-{round}", t.as_str().map(String::from).unwrap_or_else(|| t.to_string())));
     }

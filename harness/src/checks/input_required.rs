@@ -47,6 +47,19 @@ async fn input_call(cx: &Cx<'_>, label: &str, t: &InputTool, caps: &Value, extra
     cx.on_main(label, &body).await
 }
 
+/// The same as a negative probe (a tampered state, answers missing or
+/// unasked for, no capabilities declared): on a connection of its own.
+async fn input_probe(cx: &Cx<'_>, label: &str, t: &InputTool, caps: &Value, extra: &Map<String, Value>) -> Result<Exchange, SessionError> {
+    let mut p = json!({"name": t.tool, "arguments": t.arguments});
+    for (k, v) in extra {
+        p[k] = v.clone();
+    }
+    let mut params = wire::modern_params(Some(&p), MetaMode::Full, wire::MODERN).unwrap_or(json!({}));
+    params["_meta"][KEY_CLIENT_CAPS] = caps.clone();
+    let body = wire::request(&cx.session.next_id(), "tools/call", Some(params));
+    Ok(cx.probe(label, &body).await?.pop().unwrap_or_default())
+}
+
 impl Check for InputRequiredProbe {
     const NAME: &'static str = "input_required_probe";
     const ABOUT: &'static str = "one rule (`check`) of multi round-trip requests, driven by the tool the config names in [input_required]";
@@ -146,7 +159,7 @@ async fn tampered(cx: &Cx<'_>, t: &InputTool, result: &Value, caps: &Value, out:
     let mut extra = Map::new();
     extra.insert("inputResponses".into(), responses(result.get("inputRequests")));
     extra.insert("requestState".into(), json!(changed));
-    let ex = match input_call(cx, &format!("retry of {} with a tampered requestState", t.tool), t, caps, &extra).await {
+    let ex = match input_probe(cx, &format!("retry of {} with a tampered requestState", t.tool), t, caps, &extra).await {
         Ok(e) => e,
         Err(e) => return out.set_error(e.to_string()),
     };
@@ -180,7 +193,7 @@ async fn odd_retry(cx: &Cx<'_>, t: &InputTool, result: &Value, caps: &Value, che
     if let Some(s) = result.get("requestState") {
         extra.insert("requestState".into(), s.clone());
     }
-    let ex = match input_call(cx, &label, t, caps, &extra).await {
+    let ex = match input_probe(cx, &label, t, caps, &extra).await {
         Ok(e) => e,
         Err(e) => return out.set_error(e.to_string()),
     };

@@ -33,16 +33,30 @@ impl Check for CapabilitiesMatchHandlers {
         ];
         for (cap, method, params) in probes {
             let body = cx.request(method, params);
-            let ex = match cx.on_main(method, &body).await {
-                Ok(e) => e,
-                Err(e) => return out.with_error(e.to_string()),
+            let advertised = cx.advertises(cap);
+            // A probe whose answer must be an error (a method of a
+            // capability not advertised; a completion of a prompt that
+            // does not exist) is a negative probe: on a connection of its own.
+            let ex = if !advertised || cap == "completions" {
+                match cx.probe(method, &body).await {
+                    Ok(mut exs) => {
+                        let ex = exs.pop().unwrap_or_default();
+                        out.exchanges.extend(exs);
+                        ex
+                    }
+                    Err(e) => return out.with_error(e.to_string()),
+                }
+            } else {
+                match cx.on_main(method, &body).await {
+                    Ok(e) => e,
+                    Err(e) => return out.with_error(e.to_string()),
+                }
             };
             if let Some(e) = &ex.error {
                 out.set_error(format!("{method}: {e}"));
                 out.exchanges.push(ex);
                 return out;
             }
-            let advertised = cx.advertises(cap);
             let not_found = ex.error_code() == Some(-32601);
             if advertised && not_found {
                 out.fail(format!("capabilities.{cap} is advertised, but {method} answered -32601 (method not found): {}", ex.summary()));

@@ -149,10 +149,13 @@ impl Check for ToolsInvalidCursor {
     async fn run(&self, cx: &Cx<'_>) -> Outcome {
         let mut out = Outcome::default();
         let body = cx.request("tools/list", Some(json!({"cursor": BOGUS_CURSOR})));
-        let ex = match cx.on_main("tools/list with a cursor the server never issued", &body).await {
+        // A negative probe: on a connection of its own.
+        let mut exs = match cx.probe("tools/list with a cursor the server never issued", &body).await {
             Ok(e) => e,
             Err(e) => return Outcome::error(e.to_string()),
         };
+        let ex = exs.pop().unwrap_or_default();
+        out.exchanges = exs;
         if let Some(e) = &ex.error {
             out.set_error(format!("tools/list with an unknown cursor: {e}"));
         } else if ex.error_code() != Some(-32602) {
@@ -239,11 +242,11 @@ impl Check for ToolsSameOnFresh {
         let mut conn = fresh.conn;
         let mut w = walk_on(cx, &mut conn, ListMethod::Tools).await;
         conn.shutdown().await;
-        for ex in w.exchanges.iter_mut() {
-            ex.fresh = true;
-        }
+        // One process (connection) for the whole walk: only its first page
+        // starts a new one in the reproducer.
         if let Some(first_ex) = w.exchanges.first_mut() {
-            first_ex.preamble = fresh.exchanges.iter().filter_map(|e| e.sent.clone()).collect();
+            first_ex.fresh = true;
+            first_ex.preamble = fresh.preamble.clone();
         }
         let mut out = Outcome { exchanges: fresh.exchanges, ..Default::default() };
         out.exchanges.extend(w.transcript(&[]));

@@ -28,6 +28,7 @@ mod reads;
 mod registry;
 mod replay;
 mod roles;
+mod stateless;
 mod subscriptions;
 mod tools;
 mod walk;
@@ -237,6 +238,35 @@ impl<'a> Cx<'a> {
     /// One request on the revision's main connection.
     pub async fn on_main(&self, label: &str, body: &Value) -> Result<Exchange, SessionError> {
         self.session.on_main(&Msg::new(self.rev, label, body), self.case).await
+    }
+
+    /// A negative probe (a request whose answer must be an error, or that
+    /// is out of contract): `msgs` sent on a connection or process of their
+    /// own, brought to the revision's starting state (2025-11-25: a
+    /// handshake of its own) and closed afterwards, so that state the probe
+    /// leaves in the server cannot reach the cases that judge normal
+    /// behaviour. The handshake's exchanges come first; the last exchange
+    /// answers the last message.
+    pub async fn isolated(&self, msgs: &[Msg<'_>]) -> Result<Vec<Exchange>, SessionError> {
+        let fresh = self.session.fresh(self.rev, true, self.case).await?;
+        let mut conn = fresh.conn;
+        let mut out = fresh.exchanges;
+        for (i, m) in msgs.iter().enumerate() {
+            let mut ex = self.session.exchange(&mut conn, m, Some(self.case)).await;
+            if i == 0 {
+                ex.fresh = true;
+                ex.preamble = fresh.preamble.clone();
+            }
+            out.push(ex);
+        }
+        conn.shutdown().await;
+        Ok(out)
+    }
+
+    /// One negative probe request (see `isolated`): its exchanges, the last
+    /// one the probe's.
+    pub async fn probe(&self, label: &str, body: &Value) -> Result<Vec<Exchange>, SessionError> {
+        self.isolated(&[Msg::new(self.rev, label, body)]).await
     }
 
     /// One message on a connection the case owns; its frames are filed

@@ -63,8 +63,26 @@ impl FixtureInputRequired {
         }
     }
 
-    /// The fixture's request, declaring `caps`, with `extra` in its params.
+    /// The fixture's request, declaring `caps`, with `extra` in its params,
+    /// on the main connection.
     async fn ask(&self, cx: &Cx<'_>, label: &str, caps: &Value, extra: &Map<String, Value>) -> Result<Exchange, SessionError> {
+        self.send(cx, label, caps, extra, false).await
+    }
+
+    /// The same as a negative probe (a tampered, missing or malformed
+    /// answer): on a connection of its own.
+    async fn probe(&self, cx: &Cx<'_>, label: &str, caps: &Value, extra: &Map<String, Value>) -> Result<Exchange, SessionError> {
+        self.send(cx, label, caps, extra, true).await
+    }
+
+    async fn send(
+        &self,
+        cx: &Cx<'_>,
+        label: &str,
+        caps: &Value,
+        extra: &Map<String, Value>,
+        isolated: bool,
+    ) -> Result<Exchange, SessionError> {
         let (method, mut params) = match (&self.tool, &self.prompt) {
             (Some(t), _) => ("tools/call", json!({"name": t, "arguments": {}})),
             (_, Some(p)) => ("prompts/get", json!({"name": p})),
@@ -75,7 +93,11 @@ impl FixtureInputRequired {
         }
         let mut body = cx.request(method, Some(params));
         body["params"]["_meta"][KEY_CLIENT_CAPS] = caps.clone();
-        cx.on_main(&format!("{} ({label})", self.what()), &body).await
+        let label = format!("{} ({label})", self.what());
+        if isolated {
+            return Ok(cx.probe(&label, &body).await?.pop().unwrap_or_default());
+        }
+        cx.on_main(&label, &body).await
     }
 
     fn complete_def(&self) -> &'static str {
@@ -227,7 +249,7 @@ impl Check for FixtureInputRequired {
                 let mut extra = retry_params(&r1);
                 let tampered = format!("{s}-TAMPERED");
                 extra.insert("requestState".into(), json!(tampered));
-                let ex = match self.ask(cx, "retry with the requestState changed", &all, &extra).await {
+                let ex = match self.probe(cx, "retry with the requestState changed", &all, &extra).await {
                     Ok(e) => e,
                     Err(e) => return out.with_error(e.to_string()),
                 };
@@ -299,7 +321,7 @@ impl FixtureInputRequired {
         for (label, responses) in cases {
             let mut extra = Map::new();
             extra.insert("inputResponses".into(), responses);
-            let ex = match self.ask(cx, label, caps, &extra).await {
+            let ex = match self.probe(cx, label, caps, &extra).await {
                 Ok(e) => e,
                 Err(e) => return out.set_error(e.to_string()),
             };

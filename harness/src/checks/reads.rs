@@ -84,7 +84,8 @@ impl Check for ReadListed {
         let mut out = Outcome::default();
         let mut judged = 0;
         for uri in &uris {
-            let ex = match fetch(cx, &format!("resources/read of the listed {uri}"), "resources/read", json!({"uri": uri}), &mut out).await {
+            let ex = match fetch(cx, &format!("resources/read of the listed {uri}"), "resources/read", json!({"uri": uri}), &mut out).await
+            {
                 Ok(Some(e)) => e,
                 Ok(None) => continue,
                 Err(e) => return out.with_error(e),
@@ -94,7 +95,10 @@ impl Check for ReadListed {
             out.exchanges.push(ex);
         }
         if judged == 0 && out.failures.is_empty() {
-            out.set_na(format!("every listed resource read still asked for input after {} retries, so no contents were reached", super::follow::ROUNDS));
+            out.set_na(format!(
+                "every listed resource read still asked for input after {} retries, so no contents were reached",
+                super::follow::ROUNDS
+            ));
         }
         out
     }
@@ -188,11 +192,16 @@ impl Check for ReadTemplate {
             if !filled {
                 continue;
             }
-            let ex = match fetch(cx, &format!("resources/read of {uri}, made from {t}"), "resources/read", json!({"uri": uri}), &mut out).await {
+            let ex = match fetch(cx, &format!("resources/read of {uri}, made from {t}"), "resources/read", json!({"uri": uri}), &mut out)
+                .await
+            {
                 Ok(Some(e)) => e,
                 Ok(None) => {
                     if out.failures.is_empty() {
-                        out.set_na(format!("the read of {uri} still asked for input after {} retries, so no contents were reached", super::follow::ROUNDS));
+                        out.set_na(format!(
+                            "the read of {uri} still asked for input after {} retries, so no contents were reached",
+                            super::follow::ROUNDS
+                        ));
                     }
                     return out;
                 }

@@ -5,8 +5,8 @@
 
 use super::{Check, DynCheck, Scope};
 use super::{
-    audits, client_requests, completion, fixtures, headers, input_required, lifecycle, lists, load, mrtr, reads, roles, subscriptions,
-    tools,
+    audits, client_requests, completion, fixtures, headers, input_required, lifecycle, lists, load, mrtr, reads, roles, stateless,
+    subscriptions, tools,
 };
 use crate::wire::Revision;
 use serde_json::Value;
@@ -47,6 +47,7 @@ fn build<T: Check>(with: &Value) -> Result<Arc<dyn DynCheck>, serde_json::Error>
 pub static REGISTRY: &[Entry] = &[
     entry::<lifecycle::CapabilitiesMatchHandlers>(),
     entry::<lifecycle::ColdRequest>(),
+    entry::<stateless::StatelessAfterMalformed>(),
     entry::<lifecycle::ExitOnStdinEof>(),
     entry::<lifecycle::InitializeOnModern>(),
     entry::<lifecycle::SessionTerminateThen404>(),

@@ -330,7 +330,10 @@ impl Runner {
                         if f.kind == FixtureKind::Tool
                             && let Some(why) = item.and_then(|t| self.policy.refuses_open_world(t))
                         {
-                            return Some((Verdict::NotApplicable, format!("calls to the conformance fixture {f} are turned off by the config: {why}")));
+                            return Some((
+                                Verdict::NotApplicable,
+                                format!("calls to the conformance fixture {f} are turned off by the config: {why}"),
+                            ));
                         }
                         let found = item.is_some();
                         if !found && let Some(p) = w.partial() {

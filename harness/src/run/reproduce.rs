@@ -28,7 +28,14 @@ pub fn reproducer(case: &Case, transcript: &[Exchange], rerun_base: &str, target
             let pipe =
                 |lines: &[String]| format!("printf '%s\\n' {} | {cmd}", lines.iter().map(|l| shell_quote(l)).collect::<Vec<_>>().join(" "));
             let mut lines: Vec<String> = Vec::new();
+            // A fresh process's handshake is shown in the transcript and
+            // again as the preamble of its first exchange: piped once.
+            let preambles: std::collections::HashSet<&str> =
+                transcript.iter().filter(|e| e.fresh).flat_map(|e| e.preamble.iter().map(String::as_str)).collect();
             for ex in transcript {
+                if !ex.fresh && ex.label.starts_with("handshake:") && ex.sent.as_deref().is_some_and(|t| preambles.contains(t)) {
+                    continue;
+                }
                 if ex.fresh || lines.is_empty() {
                     if !lines.is_empty() {
                         out.push(pipe(&lines));

@@ -145,7 +145,14 @@ impl HttpTarget {
     /// window ends, and the stream is then dropped (which ends it).
     /// Once `done` holds for the frames so far, reading goes on only for
     /// a short grace period.
-    pub async fn collect(&self, method: &str, headers: &[(String, String)], body: Option<Vec<u8>>, window: Duration, done: Done<'_>) -> HttpReply {
+    pub async fn collect(
+        &self,
+        method: &str,
+        headers: &[(String, String)],
+        body: Option<Vec<u8>>,
+        window: Duration,
+        done: Done<'_>,
+    ) -> HttpReply {
         let until = ReadUntil { expect_id: None, fresh: true, within: window, done: Some(done), progress: None, answer: None };
         self.send_within(method, headers, body, until).await
     }

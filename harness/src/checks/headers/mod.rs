@@ -193,8 +193,11 @@ fn mixed_case(s: &str) -> String {
     s.chars().enumerate().map(|(i, c)| if i % 2 == 0 { c.to_ascii_lowercase() } else { c.to_ascii_uppercase() }).collect()
 }
 
-/// Send the target's method and params on the main connection with the
-/// standard headers (plus `Mcp-Param-*` for tools/call), changed by `edits`.
+/// Send the target's method and params with the standard headers (plus
+/// `Mcp-Param-*` for tools/call), changed by `edits`: on the main
+/// connection, or (`isolated`: a probe that must be rejected, a negative
+/// probe) on a connection of its own. The exchanges, the last the probe's
+/// (an isolated 2025-11-25 probe's handshake comes first).
 async fn probe_send(
     cx: &Cx<'_>,
     label: &str,
@@ -202,7 +205,8 @@ async fn probe_send(
     body_version: Option<&str>,
     edits: Vec<HeaderEdit>,
     exact: bool,
-) -> Result<Exchange, SessionError> {
+    isolated: bool,
+) -> Result<Vec<Exchange>, SessionError> {
     let body = match body_version {
         None => cx.request(&t.method, Some(t.params.clone())),
         // A probe whose `_meta` names another version than the header.
@@ -213,7 +217,11 @@ async fn probe_send(
         all.extend(super::judge::args::param_headers(schema, args).into_iter().map(|(k, v)| HeaderEdit::Set(k, v)));
     }
     all.extend(edits);
-    cx.session.on_main(&Msg::new(cx.rev, label, &body).edits(&all).exact_names(exact), cx.case).await
+    let msg = Msg::new(cx.rev, label, &body).edits(&all).exact_names(exact);
+    if isolated {
+        return cx.isolated(&[msg]).await;
+    }
+    Ok(vec![cx.session.on_main(&msg, cx.case).await?])
 }
 
 /// Judge one probe; a failure line names the target and the probe.
@@ -281,7 +289,10 @@ async fn run_probes(cx: &Cx<'_>, t: &Target, probes: Vec<Probe>, out: &mut Outco
         match cx
             .facts
             .baseline(cx, &key, || async {
-                probe_send(&cx.shared(crate::checks::facts::BASELINE), &label, t, None, vec![], false).await.map_err(|e| e.to_string())
+                probe_send(&cx.shared(crate::checks::facts::BASELINE), &label, t, None, vec![], false, false)
+                    .await
+                    .map(|mut e| e.pop().unwrap_or_default())
+                    .map_err(|e| e.to_string())
             })
             .await
         {
@@ -316,8 +327,11 @@ async fn run_probes(cx: &Cx<'_>, t: &Target, probes: Vec<Probe>, out: &mut Outco
         if let Some(a) = p.args {
             pt.params["arguments"] = a;
         }
-        match probe_send(cx, &what, &pt, p.body_version, p.edits, p.exact).await {
-            Ok(ex) => {
+        let rejected = matches!(want, Want::Reject | Want::RejectVersion);
+        match probe_send(cx, &what, &pt, p.body_version, p.edits, p.exact, rejected).await {
+            Ok(mut exs) => {
+                let ex = exs.pop().unwrap_or_default();
+                out.exchanges.extend(exs);
                 if let Some(e) = &ex.error {
                     out.set_error(format!("{what}: {e}"));
                 } else if let Some(f) = judge_probe(&ex, want, &what) {

@@ -366,8 +366,14 @@ pub(super) async fn probe_origin(cx: &Cx<'_>) -> Outcome {
     let foreign = "http://mcpcert-foreign-origin.invalid";
     for (origin, must_refuse) in [(allowed.as_str(), false), (foreign, true)] {
         let edits = vec![HeaderEdit::Set("Origin".into(), origin.into())];
-        let ex = match probe_send(cx, &format!("{} with Origin: {origin}", t.what), &t, None, edits, false).await {
-            Ok(e) => e,
+        // The foreign Origin must be refused: a negative probe, on a
+        // connection of its own.
+        let ex = match probe_send(cx, &format!("{} with Origin: {origin}", t.what), &t, None, edits, false, must_refuse).await {
+            Ok(mut exs) => {
+                let ex = exs.pop().unwrap_or_default();
+                out.exchanges.extend(exs);
+                ex
+            }
             Err(e) => return Outcome::error(e.to_string()),
         };
         if let Some(e) = &ex.error {

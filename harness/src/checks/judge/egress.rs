@@ -58,7 +58,8 @@ pub fn reaches_out(s: &str) -> Option<String> {
             // `test://static-text`, `ref://items/1`: a server's own URI
             // scheme with a single-label name is not a network host unless
             // the scheme is one that reaches the network.
-            let network = matches!(scheme.to_ascii_lowercase().as_str(), "http" | "https" | "ws" | "wss" | "ftp" | "ftps" | "ssh" | "git" | "sftp");
+            let network =
+                matches!(scheme.to_ascii_lowercase().as_str(), "http" | "https" | "ws" | "wss" | "ftp" | "ftps" | "ssh" | "git" | "sftp");
             if !host.is_empty() && !host_is_invalid(host) && (network || host.contains('.') || host.contains(':')) {
                 return Some(token.to_string());
             }
