@@ -244,3 +244,21 @@ fn minus_j_bounds_the_requests_in_flight_over_the_whole_run() {
     assert!(five.is_empty(), "-j 5 keeps at most five requests in flight, yet:\n{}", five.join("\n"));
     assert!(!run("8").is_empty(), "-j 8 lets the run reach six requests in flight (the test's control)");
 }
+
+/// A request the load check sent that got no answer within its timeout is
+/// no proof that the server dropped it (the machine may be saturated, by
+/// mcpcert's own load processes too): the case is `error`, saying so, never
+/// a failure. (A server that ends an exchange without the response is the
+/// failure: fault load-dropped-response, in the fault matrix.)
+#[test]
+fn a_request_unanswered_in_time_under_load_is_an_error_not_a_failure() {
+    let dir = outdir("load-timeout");
+    let s = start_http(&["--era".into(), "modern".into(), "--slow-under-load".into(), "1500".into()]);
+    let mut cmd = mcpcert();
+    cmd.args(["run", "--http", &s.url, "--load", "8", "--request-timeout-ms", "700", "2026-07-28/load/every-request-answered-once"]);
+    report_args(&mut cmd, &dir);
+    cmd.output().unwrap();
+    let c = case(&report(&dir), "2026-07-28/load/every-request-answered-once");
+    assert_eq!(c["verdict"], "error", "{c}");
+    assert!(c["message"].as_str().unwrap().contains("no proof the server dropped them"), "{c}");
+}

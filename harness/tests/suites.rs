@@ -62,9 +62,13 @@ fn a_misspelt_with_key_is_exit_2_naming_file_and_path() {
 }
 
 /// One defect, one failure: a negative probe (a step whose answer must be
-/// a JSON-RPC error or an HTTP error status) runs on a connection or
-/// process of its own, so that state it leaves in a server cannot fail the
-/// cases that judge normal behaviour.
+/// a JSON-RPC error or an HTTP error status) never goes on the connection
+/// the cases that judge normal behaviour share: a malformed one (another
+/// `_meta`, version or headers than a conforming client sends, or a raw
+/// HTTP request) on a connection or process of its own (`fresh`), a
+/// well-formed one at least on the connection negative probes share
+/// (`negative`), so that state it leaves in a server cannot fail the
+/// other cases.
 #[test]
 fn negative_probes_are_sent_on_connections_of_their_own() {
     let mut problems = Vec::new();
@@ -77,13 +81,24 @@ fn negative_probes_are_sent_on_connections_of_their_own() {
                     .unwrap()
                     .iter()
                     .any(|x| x.get("error").is_some() || x.get("http_status").and_then(|s| s.as_u64()).is_some_and(|s| s >= 400));
+                if !negative {
+                    continue;
+                }
                 for s in c["steps"].as_array().unwrap() {
-                    let step = s.get("send").or_else(|| s.get("http"));
-                    if negative
-                        && let Some(step) = step
-                        && step.get("fresh") != Some(&serde_json::json!(true))
-                    {
-                        problems.push(format!("{}: a negative probe step without \"fresh\": true", c["id"]));
+                    let yes = |step: &serde_json::Value, k: &str| step.get(k) == Some(&serde_json::json!(true));
+                    if let Some(step) = s.get("http") {
+                        if !yes(step, "fresh") {
+                            problems.push(format!("{}: a raw HTTP negative probe without \"fresh\": true", c["id"]));
+                        }
+                    } else if let Some(step) = s.get("send") {
+                        let malformed = step.get("meta").is_some_and(|m| m != "full" && m != "no-client-info")
+                            || step.get("version").is_some()
+                            || step.get("headers").is_some();
+                        if malformed && !yes(step, "fresh") {
+                            problems.push(format!("{}: a malformed negative probe without \"fresh\": true", c["id"]));
+                        } else if !malformed && !yes(step, "fresh") && !yes(step, "negative") {
+                            problems.push(format!("{}: a negative probe on the main connection (give it \"negative\": true)", c["id"]));
+                        }
                     }
                 }
             }

@@ -174,22 +174,21 @@ pub async fn gather(cx: &Cx<'_>) -> Result<Calls, String> {
         by_tool.push(records.map_err(|e| e.to_string())?);
     }
     // The calls with arguments that break the schema (negative probes),
-    // one after another in catalogue order (their connections' handshakes
-    // take ids as they go), each on a connection or process of its own;
-    // not for a tool whose valid call got no answer.
+    // one after another in catalogue order, on the connection the negative
+    // probes share, not the main one; not for a tool whose valid call got
+    // no answer.
     for (records, calls_of_tool) in by_tool.iter_mut().zip(&planned) {
         if records.last().is_some_and(|r| r.ex.error.is_some()) {
             continue;
         }
         for p in calls_of_tool.iter().filter(|p| p.kind == CallKind::Invalid) {
-            let mut exs = cx.isolated(&[Msg::new(cx.rev, &p.label, &p.body).edits(&p.edits)]).await.map_err(|e| e.to_string())?;
-            let ex = exs.pop().unwrap_or_default();
+            let ex = cx.negative(&Msg::new(cx.rev, &p.label, &p.body).edits(&p.edits)).await.map_err(|e| e.to_string())?;
             let rec = CallRecord {
                 tool: p.tool.clone(),
                 kind: p.kind,
                 output_schema: p.output_schema.clone(),
                 ex,
-                before: exs,
+                before: Vec::new(),
                 round_problems: Vec::new(),
                 asked: 0,
                 still_asking: false,

@@ -482,9 +482,10 @@ impl Check for FixtureMissingCapability {
         let what = format!("tools/call of the fixture {} declaring no client capabilities", self.tool);
         let mut body = cx.request("tools/call", Some(json!({"name": self.tool, "arguments": {}})));
         body["params"]["_meta"][crate::wire::KEY_CLIENT_CAPS] = json!({});
-        // Its answer must be an error: a negative probe, on a connection of its own.
-        let ex = match cx.probe(&what, &body).await {
-            Ok(mut e) => e.pop().unwrap_or_default(),
+        // Its answer must be an error: a negative probe, on the connection
+        // such probes share.
+        let ex = match cx.negative(&crate::session::Msg::new(cx.rev, &what, &body)).await {
+            Ok(e) => e,
             Err(e) => return Outcome::error(e.to_string()),
         };
         let mut out = Outcome::default();

@@ -36,14 +36,11 @@ impl Check for CapabilitiesMatchHandlers {
             let advertised = cx.advertises(cap);
             // A probe whose answer must be an error (a method of a
             // capability not advertised; a completion of a prompt that
-            // does not exist) is a negative probe: on a connection of its own.
+            // does not exist) is a negative probe: on the connection such
+            // probes share, not the main one.
             let ex = if !advertised || cap == "completions" {
-                match cx.probe(method, &body).await {
-                    Ok(mut exs) => {
-                        let ex = exs.pop().unwrap_or_default();
-                        out.exchanges.extend(exs);
-                        ex
-                    }
+                match cx.negative(&Msg::new(cx.rev, method, &body)).await {
+                    Ok(e) => e,
                     Err(e) => return out.with_error(e.to_string()),
                 }
             } else {

@@ -6,6 +6,7 @@ use super::judge::hints::cache_hint_problems;
 use super::walk::{ListMethod, walk_on};
 use super::{Check, Cx, Outcome};
 use crate::record::clip;
+use crate::session::Msg;
 use crate::wire::Revision;
 use serde::Deserialize;
 use serde_json::json;
@@ -149,13 +150,11 @@ impl Check for ToolsInvalidCursor {
     async fn run(&self, cx: &Cx<'_>) -> Outcome {
         let mut out = Outcome::default();
         let body = cx.request("tools/list", Some(json!({"cursor": BOGUS_CURSOR})));
-        // A negative probe: on a connection of its own.
-        let mut exs = match cx.probe("tools/list with a cursor the server never issued", &body).await {
+        // A negative probe: on the connection such probes share.
+        let ex = match cx.negative(&Msg::new(cx.rev, "tools/list with a cursor the server never issued", &body)).await {
             Ok(e) => e,
             Err(e) => return Outcome::error(e.to_string()),
         };
-        let ex = exs.pop().unwrap_or_default();
-        out.exchanges = exs;
         if let Some(e) = &ex.error {
             out.set_error(format!("tools/list with an unknown cursor: {e}"));
         } else if ex.error_code() != Some(-32602) {

@@ -263,10 +263,18 @@ impl<'a> Cx<'a> {
         Ok(out)
     }
 
-    /// One negative probe request (see `isolated`): its exchanges, the last
-    /// one the probe's.
+    /// One malformed request (see `isolated`): its exchanges, the last one
+    /// the probe's.
     pub async fn probe(&self, label: &str, body: &Value) -> Result<Vec<Exchange>, SessionError> {
         self.isolated(&[Msg::new(self.rev, label, body)]).await
+    }
+
+    /// One well-formed request the server must answer with an error (an
+    /// unknown name, cursor or method, a method of a capability not
+    /// advertised, arguments that break a tool's schema): on the
+    /// connection such probes share, never the main one.
+    pub async fn negative(&self, msg: &Msg<'_>) -> Result<Exchange, SessionError> {
+        self.session.on_negative(msg, self.case).await
     }
 
     /// One message on a connection the case owns; its frames are filed

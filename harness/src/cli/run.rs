@@ -135,14 +135,20 @@ pub fn run(args: RunArgs) -> u8 {
             Some(why)
         }
         Some(Probe::Ready) => {
-            for mut info in runner.revision_infos() {
-                masker.revision(&mut info);
+            let mut infos = runner.revision_infos();
+            for info in infos.iter_mut() {
+                masker.revision(info);
                 console::err_line(format!(
                     "revision {}: {} ({})",
                     info.revision,
                     if info.supported { "served" } else { "not served" },
                     info.reason
                 ));
+            }
+            let named: Vec<String> =
+                mcpcert::report::html::identities(&infos).iter().map(|(rev, w, n)| format!("{n} (to {w}, {rev})")).collect();
+            if !named.is_empty() {
+                console::err_line(format!("server: {}", named.join("; ")));
             }
             None
         }

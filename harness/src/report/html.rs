@@ -173,14 +173,35 @@ pub(crate) fn duration(ms: u64) -> String {
 }
 
 /// The server's name and version as the run learnt them (from discover or
-/// initialize), if it did.
+/// initialize; a served revision's first, else any), if it did.
 pub fn server_name(report: &RunReport) -> Option<String> {
-    let info = report.revisions.iter().filter(|r| r.supported).find_map(|r| r.server_info.as_ref())?;
+    let info = report
+        .revisions
+        .iter()
+        .filter(|r| r.supported)
+        .find_map(|r| r.server_info.as_ref())
+        .or_else(|| report.revisions.iter().find_map(|r| r.server_info.as_ref()))?;
+    named(info)
+}
+
+/// `name version` of an Implementation object (its title before its name).
+pub fn named(info: &serde_json::Value) -> Option<String> {
     let name = info.get("title").or_else(|| info.get("name")).and_then(|v| v.as_str())?;
     Some(match info.get("version").and_then(|v| v.as_str()) {
         Some(v) => format!("{name} {v}"),
         None => name.to_string(),
     })
+}
+
+/// How the server named itself to each probe: `(revision, where, name)`.
+pub fn identities(revisions: &[crate::record::RevisionInfo]) -> Vec<(String, &'static str, String)> {
+    revisions
+        .iter()
+        .filter_map(|r| {
+            let where_ = if r.revision == crate::record::Revision::Modern { "server/discover" } else { "initialize" };
+            r.server_info.as_ref().and_then(named).map(|n| (r.revision.to_string(), where_, n))
+        })
+        .collect()
 }
 
 fn target_text(report: &RunReport) -> String {
@@ -208,8 +229,10 @@ pub fn html(report: &RunReport) -> String {
         .iter()
         .map(|r| if r.supported { format!("{} (served)", r.revision) } else { format!("{} (not served: {})", r.revision, esc(&r.reason)) })
         .collect();
+    let named_as: Vec<String> = identities(&report.revisions).iter().map(|(rev, w, n)| format!("{} (to {w}, {rev})", esc(n))).collect();
     for (k, v) in [
         ("target", format!("<code>{}</code>", esc(&target_text(report)))),
+        ("server", if named_as.is_empty() { "the server did not name itself".into() } else { named_as.join("<br>") }),
         ("transport", report.transport.to_string()),
         ("revisions", served.join("<br>")),
         ("requested", esc(&report.revision_requested)),

@@ -233,8 +233,7 @@ impl Runner {
             End::Judged => {}
         }
         if matches!(res.verdict, Verdict::Fail | Verdict::Warn | Verdict::Error) {
-            let main_session = self.session.main_session_id(case.revision);
-            res.reproducer = Some(reproduce::reproducer(case, &res.transcript, &self.rerun_base, self.session.target(), main_session));
+            res.reproducer = Some(reproduce::reproducer(case, &res.transcript, &self.rerun_base, self.session.target()));
         }
         // A case that got no usable answer shows what the server said on
         // stderr last (a crash's traceback).

@@ -9,12 +9,13 @@ use crate::transport::{TargetSpec, shell_quote};
 use crate::wire::{self, MetaMode, Revision};
 use serde_json::json;
 
-/// `main_session`: HTTP 2025-11-25, the session the run opened for the
-/// revision; the curl lines open one of their own in its place.
 /// Shows a `curl -i` reply (on stderr) and keeps the session id it carries.
 const SESSION_ID: &str = "tee /dev/stderr | sed -n 's/^[Mm][Cc][Pp]-[Ss][Ee][Ss][Ss][Ii][Oo][Nn]-[Ii][Dd]: *//p' | tr -d '\\r'";
 
-pub fn reproducer(case: &Case, transcript: &[Exchange], rerun_base: &str, target: &TargetSpec, main_session: Option<&str>) -> String {
+/// The reproducer of a case. HTTP 2025-11-25: every session a line uses
+/// that no line opens (the run's own, the negative probes') is opened by an
+/// initialize put first.
+pub fn reproducer(case: &Case, transcript: &[Exchange], rerun_base: &str, target: &TargetSpec) -> String {
     let whole_run = case.checks().any(|c| c.scope() == Scope::Run);
     let mut out = if whole_run {
         // Run alone, this check would see only its own traffic.
@@ -70,9 +71,21 @@ pub fn reproducer(case: &Case, transcript: &[Exchange], rerun_base: &str, target
             let mut sessions: Vec<(String, String)> = Vec::new();
             let sent_session =
                 |e: &Exchange| e.sent_headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("mcp-session-id")).map(|(_, v)| v.clone());
-            if let Some(main) = main_session
-                && let Some(first) = transcript.iter().find(|e| sent_session(e).as_deref() == Some(main))
-            {
+            // Sessions the lines use that none of them opens (the run's own,
+            // opened by its probe, or the negative probes' session): each is
+            // opened by an initialize put first, its id kept in a variable.
+            let mut unopened: Vec<String> = Vec::new();
+            for e in transcript {
+                if let Some(v) = sent_session(e)
+                    && !unopened.contains(&v)
+                    && !transcript.iter().any(|o| o.header("mcp-session-id") == Some(v.as_str()))
+                {
+                    unopened.push(v);
+                }
+            }
+            for v in unopened {
+                let Some(first) = transcript.iter().find(|e| sent_session(e).as_deref() == Some(v.as_str())) else { continue };
+                let var = if sessions.is_empty() { "sid".to_string() } else { format!("sid{}", sessions.len() + 1) };
                 // The target's own headers (as shown: secrets redacted; they
                 // come first in every exchange's) go with the handshake too.
                 let own: String = first
@@ -83,16 +96,16 @@ pub fn reproducer(case: &Case, transcript: &[Exchange], rerun_base: &str, target
                     .collect();
                 let init = wire::request(&json!(1), "initialize", Some(wire::initialize_params(wire::LEGACY)));
                 out.push(format!(
-                    "sid=$(curl -sS -i -X POST {url} -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream'{own} --data-binary {} | {SESSION_ID})",
+                    "{var}=$(curl -sS -i -X POST {url} -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream'{own} --data-binary {} | {SESSION_ID})",
                     shell_quote(&init.to_string())
                 ));
                 let note = wire::notification("notifications/initialized", None);
                 out.push(format!(
-                    "curl -sS -X POST {url} -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: {}' -H \"Mcp-Session-Id: $sid\"{own} --data-binary {}",
+                    "curl -sS -X POST {url} -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: {}' -H \"Mcp-Session-Id: ${var}\"{own} --data-binary {}",
                     wire::LEGACY,
                     shell_quote(&note.to_string())
                 ));
-                sessions.push((main.to_string(), "sid".into()));
+                sessions.push((v, var));
             }
             for ex in transcript.iter().filter(|e| e.http_method.is_some()) {
                 let method = ex.http_method.as_deref().unwrap_or("POST");

@@ -40,6 +40,11 @@ pub async fn send(session: &Session, case: &Case, index: usize, name: Option<&st
         session.log(rev, &case.id, &ex);
         conn.shutdown().await;
         ex
+    } else if s.negative {
+        match session.on_negative(&msg, &case.id).await {
+            Ok(ex) => ex,
+            Err(e) => return Outcome::error(e.to_string()),
+        }
     } else {
         match session.on_main(&msg, &case.id).await {
             Ok(ex) => ex,

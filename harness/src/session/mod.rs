@@ -86,6 +86,8 @@ fn fact_block(fact: &str) -> i64 {
 
 /// Where probe traffic is filed in the frame log.
 pub const PROBE: &str = "(revision probe)";
+/// Where the handshake of the negative probes' connection is filed.
+pub const NEGATIVE: &str = "(the negative probes' connection)";
 
 /// Why a session could not provide what a check asked for.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -208,6 +210,12 @@ struct RevSession {
     /// connection's).
     session_id: Option<String>,
     main: tokio::sync::Mutex<Option<Connection>>,
+    /// The connection (process) the well-formed negative probes share —
+    /// requests a server must answer with an error (an unknown method,
+    /// tool, prompt, URI or cursor…) — never the main one; opened when the
+    /// first is sent, with the lines that brought it to the revision's
+    /// state (reopened if the server closes it).
+    negative: tokio::sync::Mutex<Option<(Connection, Vec<String>)>>,
     log: std::sync::Mutex<FrameLog>,
 }
 
@@ -249,7 +257,9 @@ impl Session {
             ids: AtomicI64::new(FIRST_SESSION_ID),
             revs: BTreeMap::new(),
             spare: std::sync::Mutex::new(Default::default()),
-            pool: std::sync::atomic::AtomicUsize::new(1),
+            // No process is started ahead until the run says how many
+            // (after the revision probes, which start theirs alone).
+            pool: std::sync::atomic::AtomicUsize::new(0),
             in_flight: std::sync::OnceLock::new(),
             sent: std::sync::atomic::AtomicU64::new(0),
             started: Instant::now(),
@@ -369,6 +379,9 @@ impl Session {
     /// Start processes until the pool holds its size.
     fn top_up(&self) {
         let want = self.pool.load(Ordering::Relaxed);
+        if want == 0 {
+            return;
+        }
         loop {
             let have = self.spare.lock().map(|g| g.len()).unwrap_or(want);
             if have >= want {
@@ -408,6 +421,44 @@ impl Session {
         let st = self.revs.get(&rev).ok_or(SessionError::NoConnection(rev))?;
         let guard = st.main.lock().await;
         tokio::sync::MutexGuard::try_map(guard, |c| c.as_mut()).map_err(|_| SessionError::NoConnection(rev))
+    }
+
+    /// One well-formed negative probe (a request the server must answer
+    /// with an error) on the connection (process) such probes share, never
+    /// the main one: state one leaves cannot reach the cases that judge
+    /// normal behaviour. (A malformed request gets a connection of its
+    /// own: `fresh`.) The exchange is marked as a fresh process's first,
+    /// with the lines that bring one to the revision's state, so its
+    /// reproducer starts one.
+    pub async fn on_negative(&self, msg: &Msg<'_>, case: &str) -> Result<Exchange, SessionError> {
+        let st = self.revs.get(&msg.rev).ok_or(SessionError::NoConnection(msg.rev))?;
+        let mut g = st.negative.lock().await;
+        if g.is_none() {
+            // Its handshake takes ids of its own, whichever case opens it.
+            let f = with_fact_ids(&format!("{} negative probes", msg.rev), self.fresh(msg.rev, true, NEGATIVE)).await?;
+            *g = Some((f.conn, f.preamble));
+        }
+        let Some((conn, pre)) = g.as_mut() else { return Err(SessionError::NoConnection(msg.rev)) };
+        let pre = pre.clone();
+        // HTTP: a handle of its own, so that probes can be in flight at once.
+        if let Some(mut c) = conn.http_clone() {
+            drop(g);
+            let mut ex = self.exchange(&mut c, msg, Some(case)).await;
+            ex.fresh = true;
+            ex.preamble = pre;
+            return Ok(ex);
+        }
+        let mut ex = self.exchange(conn, msg, Some(case)).await;
+        ex.fresh = true;
+        ex.preamble = pre;
+        // A process that closed or stopped answering is not kept: the next
+        // probe gets a new one (its failure is this probe's finding only).
+        if ex.error.is_some()
+            && let Some((mut c, _)) = g.take()
+        {
+            c.kill();
+        }
+        Ok(ex)
     }
 
     /// One message on the revision's main connection; the exchange carries
@@ -506,6 +557,9 @@ impl Session {
                 c.shutdown().await;
             }
             *g = None;
+            if let Some((mut c, _)) = st.negative.lock().await.take() {
+                c.shutdown().await;
+            }
         }
         let spares: Vec<Connection> = self.spare.lock().map(|mut g| g.drain(..).collect()).unwrap_or_default();
         for mut c in spares {

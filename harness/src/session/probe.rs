@@ -4,7 +4,7 @@
 
 use super::{FrameLog, Msg, PROBE, RevSession, Session};
 use crate::record::{Exchange, RevisionInfo};
-use crate::transport::Connection;
+use crate::transport::{Connection, Transport};
 use crate::wire::{self, MetaMode, Revision};
 use serde_json::{Value, json};
 
@@ -32,13 +32,21 @@ impl Session {
         let want_legacy = wanted.is_none_or(|r| r == Revision::Legacy);
         // The legacy probe also tells whether a 2026-07-28 server is
         // dual-era (which decides the modern-only rules), so it runs even
-        // when only 2026-07-28 is tested; then its state is not kept. The
-        // two probes are independent and run at once, each with request
-        // ids of its own.
-        let (modern, legacy) = tokio::join!(
-            super::with_ids_from(super::MODERN_PROBE_IDS, async { if want_modern { Some(self.probe_modern().await) } else { None } }),
-            super::with_ids_from(super::LEGACY_PROBE_IDS, self.probe_legacy())
-        );
+        // when only 2026-07-28 is tested; then its state is not kept. Each
+        // probe has request ids of its own. Over HTTP the two go out
+        // together; over stdio one after the other, each process started
+        // alone (a server's start-up can take the machine for seconds, and
+        // two starting at once have crashed servers with a persistent
+        // store), and the pool of processes started ahead waits for them.
+        let modern_probe =
+            super::with_ids_from(super::MODERN_PROBE_IDS, async { if want_modern { Some(self.probe_modern_again().await) } else { None } });
+        let (modern, legacy) = if self.transport() == Transport::Stdio {
+            let modern = modern_probe.await;
+            let answered = modern.as_ref().is_some_and(|m| m.info.unreachable.is_none());
+            (modern, super::with_ids_from(super::LEGACY_PROBE_IDS, self.probe_legacy_again(answered)).await)
+        } else {
+            tokio::join!(modern_probe, super::with_ids_from(super::LEGACY_PROBE_IDS, self.probe_legacy_again(true)))
+        };
         if let Some(st) = modern {
             self.revs.insert(Revision::Modern, st);
         }
@@ -66,6 +74,40 @@ impl Session {
         Probe::Ready
     }
 
+    /// The 2026-07-28 probe; over stdio a process that did not answer at
+    /// all (it died, or wrote nothing in time) is tried once more, on a
+    /// process of its own, before the revision is called unreachable.
+    async fn probe_modern_again(&self) -> RevSession {
+        let first = self.probe_modern().await;
+        let Some(why) = first.info.unreachable.clone().filter(|_| self.transport() == Transport::Stdio) else { return first };
+        if let Some(c) = first.main.lock().await.as_mut() {
+            c.shutdown().await;
+        }
+        let mut again = self.probe_modern().await;
+        again.info.reason = retried(&again, &why);
+        again
+    }
+
+    /// The 2025-11-25 probe; over stdio a process that died before
+    /// answering initialize is tried once more, and so is one that gave no
+    /// answer in time when the 2026-07-28 probe got none either (the target
+    /// may be slow to start, not silent).
+    async fn probe_legacy_again(&self, other_answered: bool) -> RevSession {
+        let first = self.probe_legacy().await;
+        let died = first.info.unreachable.as_deref().is_some_and(|w| w.contains("connection closed"));
+        let retry = self.transport() == Transport::Stdio && first.info.unreachable.is_some() && (died || !other_answered);
+        if !retry {
+            return first;
+        }
+        let why = first.info.unreachable.clone().unwrap_or_default();
+        if let Some(c) = first.main.lock().await.as_mut() {
+            c.shutdown().await;
+        }
+        let mut again = self.probe_legacy().await;
+        again.info.reason = retried(&again, &why);
+        again
+    }
+
     async fn probe_modern(&self) -> RevSession {
         let mut st = blank(Revision::Modern);
         let Some(mut conn) = probe_conn(self, &mut st) else { return st };
@@ -89,7 +131,7 @@ impl Session {
             }
         }
         if let Some(err) = &ex.error {
-            let why = format!("no answer to server/discover: {err}{}", said_on_stderr(&ex.stderr));
+            let why = format!("no answer to server/discover: {err}{}{}", said_on_stdout(&ex), said_on_stderr(&ex.stderr));
             st.info.reason = why.clone();
             st.info.unreachable = Some(why);
         } else {
@@ -127,11 +169,12 @@ impl Session {
                     file(&st, ex);
                 }
                 let v = result.get("protocolVersion").and_then(|v| v.as_str()).unwrap_or("");
+                // The server named itself, whichever version it negotiated.
+                st.info.server_info = result.get("serverInfo").cloned();
                 if v == wire::LEGACY {
                     st.info.supported = true;
                     st.info.reason = "initialize negotiated 2025-11-25".into();
                     st.info.capabilities = Some(result.get("capabilities").cloned().unwrap_or(json!({})));
-                    st.info.server_info = result.get("serverInfo").cloned();
                     if conn.transport() == crate::transport::Transport::Http {
                         st.info.session_id_issued = Some(conn.session_id().is_some());
                         st.session_id = conn.session_id().map(String::from);
@@ -164,7 +207,7 @@ impl Session {
         let mut lines = vec![body.to_string()];
         if let Some(e) = &ex.error {
             return Err(Box::new(HandshakeError {
-                why: format!("no answer to initialize: {e}{}", said_on_stderr(&ex.stderr)),
+                why: format!("no answer to initialize: {e}{}{}", said_on_stdout(&ex), said_on_stderr(&ex.stderr)),
                 exchanges: vec![ex.clone()],
                 no_answer: true,
             }));
@@ -185,6 +228,15 @@ impl Session {
     }
 }
 
+/// A probe's reason after a second try, saying why there was one.
+fn retried(again: &RevSession, first_why: &str) -> String {
+    if again.info.unreachable.is_none() {
+        format!("{} (on a second process: the first gave no answer: {first_why})", again.info.reason)
+    } else {
+        format!("{} (tried on two processes one after the other; the first gave no answer either: {first_why})", again.info.reason)
+    }
+}
+
 fn blank(rev: Revision) -> RevSession {
     RevSession {
         info: RevisionInfo::blank(rev),
@@ -193,6 +245,7 @@ fn blank(rev: Revision) -> RevSession {
         exact_names: false,
         session_id: None,
         main: tokio::sync::Mutex::new(None),
+        negative: tokio::sync::Mutex::new(None),
         log: std::sync::Mutex::new(FrameLog::default()),
     }
 }
@@ -216,6 +269,28 @@ fn said_on_stderr(stderr: &str) -> String {
         Some(t) => format!("\nthe server's stderr ended with:\n{}", t.lines().map(|l| format!("  | {l}")).collect::<Vec<_>>().join("\n")),
         None => String::new(),
     }
+}
+
+/// What the server wrote on stdout that was not a JSON-RPC message (the
+/// first lines, clipped), to follow a reason it did not answer: a program
+/// that is not an MCP server, or one that prints log lines on stdout.
+fn said_on_stdout(ex: &Exchange) -> String {
+    let bad: Vec<String> = ex
+        .frames
+        .iter()
+        .filter(|f| f.problem.is_some())
+        .take(5)
+        .map(|f| format!("  | {}", crate::record::clip(f.raw.trim_end(), 200)))
+        .collect();
+    if bad.is_empty() {
+        return String::new();
+    }
+    let more = ex.frames.iter().filter(|f| f.problem.is_some()).count().saturating_sub(bad.len());
+    format!(
+        "\nit wrote on stdout, where only JSON-RPC messages may go:\n{}{}",
+        bad.join("\n"),
+        if more > 0 { format!("\n  | … and {more} more line(s)") } else { String::new() }
+    )
 }
 
 /// File probe traffic in a revision's own log (it is not in the session yet).

@@ -168,9 +168,14 @@ pub struct SendStep {
     pub notification: bool,
     #[serde(default)]
     pub headers: BTreeMap<String, Option<String>>,
-    /// A new connection (HTTP) or process (stdio).
+    /// A new connection (HTTP) or process (stdio): a malformed request,
+    /// or one that must come first.
     #[serde(default)]
     pub fresh: bool,
+    /// A well-formed request the server must refuse: on the connection the
+    /// negative probes share, never the main one.
+    #[serde(default)]
+    pub negative: bool,
     /// 2025-11-25 HTTP: send the session id or not.
     #[serde(default)]
     pub session: SessionHeader,
