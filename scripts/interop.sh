@@ -9,7 +9,9 @@
 # $MCPCERT_INTEROP_DIR (default .interop), and reused when already there.
 # The runs are one `mcpcert matrix` over a targets file written here
 # (reports/interop/targets.toml: the HTTP servers are started first, on free
-# ports of 127.0.0.1), -j $MCPCERT_INTEROP_JOBS at a time (default 4); then
+# ports of 127.0.0.1), -j $MCPCERT_INTEROP_JOBS at a time (default: 2 on a
+# machine of 2 cores or fewer, else 4: each run starts server processes of
+# its own, and the start-up timeout must measure the servers); then
 # `mcpcert diff --any-change` against fixtures/interop/expected/<name>.txt
 # (any difference fails the script; MCPCERT_UPDATE_EXPECTED=1 rewrites the
 # files from the run); each set-up runs with -j 8 and again with -j 1, both
@@ -61,10 +63,11 @@ for server in fastmcp server-everything rmcp; do
 done
 
 # --- the runs, the verdicts, lint ----------------------------------------------
-"$m" matrix "$targets" -j "${MCPCERT_INTEROP_JOBS:-4}" --out "$out" -- -j 8 --load 8
+jobs=${MCPCERT_INTEROP_JOBS:-$(if [ "$(nproc)" -le 2 ]; then echo 2; else echo 4; fi)}
+"$m" matrix "$targets" -j "$jobs" --out "$out" -- -j 8 --load 8
 [ -s "$out/matrix.json" ] || { say "interop: no matrix.json"; exit 1; }
 # The same set-ups with one case at a time: the verdicts must not change.
-"$m" matrix "$targets" -j "${MCPCERT_INTEROP_JOBS:-4}" --out "$out-j1" -- -j 1 --load 8 >"$out-j1.log" 2>&1
+"$m" matrix "$targets" -j "$jobs" --out "$out-j1" -- -j 1 --load 8 >"$out-j1.log" 2>&1
 say "verdicts with -j 1 against -j 8:"
 "$m" diff "$out-j1" "$out" --any-change | sed "s/^/  /"
 [ "${PIPESTATUS[0]}" = 0 ] || status=1

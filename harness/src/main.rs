@@ -89,7 +89,10 @@ enum Cmd {
     /// junit.xml. Exit 1 if any target did not pass.
     Matrix {
         targets: PathBuf,
-        /// How many targets run at once (default: the number of CPUs).
+        /// How many targets run at once (default: half the CPUs, at least
+        /// one: each run starts processes of its own, a stdio target's two
+        /// at a time, and the start-up timeout should measure the servers,
+        /// not a crowded machine).
         #[arg(short = 'j', long, value_name = "N")]
         jobs: Option<usize>,
         #[arg(long, value_name = "DIR", default_value = "reports/matrix")]
@@ -366,7 +369,7 @@ fn main() -> ExitCode {
         Cmd::Lint { file, revision, config, json } => ExitCode::from(lint(&file, &revision, config.as_ref(), json)),
         Cmd::ContractDiff { old, new, json } => ExitCode::from(contract_diff(&old, &new, json)),
         Cmd::Matrix { targets, jobs, out, shard, timeout_s, junit_warn, junit_na, run_args } => {
-            let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+            let jobs = jobs.unwrap_or_else(|| (std::thread::available_parallelism().map_or(1, |n| n.get()) / 2).max(1));
             let style_args =
                 vec!["--junit-warn".into(), junit_as_word(junit_warn).into(), "--junit-na".into(), junit_as_word(junit_na).into()];
             ExitCode::from(cli::matrix::run_matrix(cli::matrix::MatrixArgs {

@@ -126,3 +126,49 @@ fn a_bad_targets_file_is_a_usage_error_naming_the_problem() {
     assert_eq!(code, 2);
     assert!(out.contains("unknown field `comand`"), "{out}");
 }
+
+/// The start-up timeout measures the server, not a machine mcpcert itself
+/// crowds: four targets whose start-up takes CPU time run at once, each
+/// with the load check, and none is called unreachable, and no case errs
+/// for a start that timed out (the probes' processes start one at a time,
+/// the pool waits for them, fresh processes start a few at a time, the
+/// load check's processes are warmed before the replay).
+#[test]
+fn targets_that_start_slowly_are_not_unreachable_when_run_together() {
+    let dir = outdir("matrix-slow-start");
+    let hostile = workspace_root().join("fixtures/hostile/hostile.py");
+    let mut text = String::new();
+    for i in 0..4 {
+        text.push_str(&format!("[[target]]\nname = \"slow{i}\"\ncommand = \"python3 {} slow-start 0.4\"\n\n", hostile.display()));
+    }
+    let t = dir.join("slow.toml");
+    std::fs::write(&t, text).unwrap();
+    let out = dir.join("out");
+    let (_, console) = mcp(&[
+        "matrix",
+        t.to_str().unwrap(),
+        "-j",
+        "4",
+        "--out",
+        out.to_str().unwrap(),
+        "--",
+        "--startup-timeout-ms",
+        "3000",
+        "--load",
+        "4",
+    ]);
+    let m = json(&out.join("matrix.json"));
+    for target in m["targets"].as_array().unwrap() {
+        assert_ne!(target["exit_code"], 3, "a slow start called unreachable: {target}\n{console}");
+        let name = target["name"].as_str().unwrap();
+        let r = json(&out.join(name).join("report.json"));
+        let timed_out: Vec<String> = r["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["verdict"] == "error")
+            .map(|c| format!("{}: {}", c["id"], c["message"]))
+            .collect();
+        assert!(timed_out.is_empty(), "{name}: cases erred:\n{}", timed_out.join("\n"));
+    }
+}

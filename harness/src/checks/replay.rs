@@ -224,6 +224,8 @@ pub async fn replay(cx: &Cx<'_>) -> Result<LoadRun, String> {
         run.setup.push(ex);
     }
     first.conn.shutdown().await;
+    // Its start permit too: the replay's connections need them.
+    drop(first);
     // Only requests answered when sent alone are replayed: the others have
     // no answer to compare with (the catalogue's cases judge them).
     let unanswered: Vec<String> = run.templates.iter().filter(|t| t.serial.is_none()).map(|t| t.label.clone()).collect();
@@ -234,9 +236,21 @@ pub async fn replay(cx: &Cx<'_>) -> Result<LoadRun, String> {
     if !unanswered.is_empty() {
         run.left_out = Some(format!("not replayed, as they got no answer when sent alone: {}", unanswered.join(", ")));
     }
-    // The connections (processes started side by side), all open before
-    // the first request.
-    let opened = futures_util::future::join_all((0..spec.connections).map(|_| cx.session.fresh(cx.rev, true, cx.case))).await;
+    // The connections, all open (and, over stdio, each process warmed by a
+    // first answered request, a few starting at once) before the first
+    // request of the replay: the load is the server's, not its start-up's.
+    let warm = cx.transport() == crate::transport::Transport::Stdio && cx.rev == crate::wire::Revision::Modern;
+    let warm_ups: Vec<Value> = (0..spec.connections).map(|_| cx.request("server/discover", None)).collect();
+    let opened = futures_util::future::join_all(warm_ups.iter().enumerate().map(|(c, body)| async move {
+        let mut f = cx.session.fresh(cx.rev, true, cx.case).await?;
+        if warm {
+            let ex = cx.exchange(&mut f.conn, &Msg::new(cx.rev, &format!("warm-up of connection {}: server/discover", c + 1), body)).await;
+            f.exchanges.push(ex);
+        }
+        f.permit = None;
+        Ok::<_, crate::session::SessionError>(f)
+    }))
+    .await;
     let mut conns = Vec::new();
     let mut first_error = None;
     for f in opened {

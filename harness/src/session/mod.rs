@@ -10,15 +10,17 @@
 
 mod get_stream;
 mod log;
+mod msg;
 mod probe;
 
 pub use get_stream::GetStream;
 pub use log::{FrameLog, LoggedFrame};
+pub use msg::Msg;
 pub use probe::Probe;
 
 use crate::record::{Exchange, RevisionInfo};
 use crate::transport::{Connection, Limits, OpenError, Outgoing, TargetSpec, Transport};
-use crate::wire::{self, HeaderEdit, MetaMode, Revision};
+use crate::wire::{self, MetaMode, Revision};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -101,92 +103,6 @@ pub enum SessionError {
     Handshake(String),
 }
 
-/// One message to send, and how.
-#[derive(Clone, Copy)]
-pub struct Msg<'a> {
-    /// The revision whose standard headers it carries.
-    pub rev: Revision,
-    pub label: &'a str,
-    /// The JSON-RPC message; `Value::Null` for a bodiless HTTP request.
-    pub body: &'a Value,
-    pub http_method: &'a str,
-    /// Changes to the standard headers (HTTP).
-    pub edits: &'a [HeaderEdit],
-    /// Send header names in their exact letter case (HTTP).
-    pub exact_names: bool,
-    /// Wait for the response to the body's id.
-    pub want_reply: bool,
-    /// Answer the requests the server sends meanwhile (2025-11-25
-    /// sampling, elicitation) with what this gives.
-    pub answer: Option<crate::transport::Answer<'a>>,
-    /// stdio, no reply due: watch for a moment what the message provokes.
-    pub linger: bool,
-    /// Sent at once with others on purpose (a check of concurrency): not
-    /// held back by the run's limit on requests in flight.
-    pub on_purpose: bool,
-}
-
-impl<'a> Msg<'a> {
-    /// A request (or, with `no_reply`, a notification) POSTed or written.
-    pub fn new(rev: Revision, label: &'a str, body: &'a Value) -> Msg<'a> {
-        Msg {
-            rev,
-            label,
-            body,
-            http_method: "POST",
-            edits: &[],
-            exact_names: false,
-            want_reply: true,
-            answer: None,
-            linger: true,
-            on_purpose: false,
-        }
-    }
-    pub fn answering(mut self, answer: crate::transport::Answer<'a>) -> Msg<'a> {
-        self.answer = Some(answer);
-        self
-    }
-    pub fn edits(mut self, edits: &'a [HeaderEdit]) -> Msg<'a> {
-        self.edits = edits;
-        self
-    }
-    pub fn exact_names(mut self, on: bool) -> Msg<'a> {
-        self.exact_names = on;
-        self
-    }
-    pub fn no_reply(mut self) -> Msg<'a> {
-        self.want_reply = false;
-        self
-    }
-    /// Sent at once with others because the check is about that: the
-    /// run's limit on requests in flight does not hold it back.
-    pub fn on_purpose(mut self) -> Msg<'a> {
-        self.on_purpose = true;
-        self
-    }
-    /// No reply due, and none awaited: return as soon as it is sent.
-    pub fn no_linger(mut self) -> Msg<'a> {
-        self.want_reply = false;
-        self.linger = false;
-        self
-    }
-    /// A bodiless HTTP request (GET, DELETE…).
-    pub fn raw(rev: Revision, label: &'a str, http_method: &'a str) -> Msg<'a> {
-        Msg {
-            rev,
-            label,
-            body: &Value::Null,
-            http_method,
-            edits: &[],
-            exact_names: false,
-            want_reply: false,
-            answer: None,
-            linger: true,
-            on_purpose: false,
-        }
-    }
-}
-
 /// A new connection or process brought to a revision's starting state.
 pub struct Fresh {
     pub conn: Connection,
@@ -194,6 +110,11 @@ pub struct Fresh {
     pub preamble: Vec<String>,
     /// The handshake's exchanges.
     pub exchanges: Vec<Exchange>,
+    /// stdio: one of the few starts the run lets happen at once, held until
+    /// this is dropped (or the permit is taken and dropped, once the
+    /// process has answered): a server's start-up timeout measures the
+    /// server, not a machine crowded by mcpcert's own starts.
+    pub permit: Option<tokio::sync::OwnedSemaphorePermit>,
 }
 
 /// What the session keeps per revision served.
@@ -240,6 +161,9 @@ pub struct Session {
     /// What the session waits for now, and since when (for a live
     /// progress line).
     waiting: Waiting,
+    /// stdio: processes that `fresh` may be starting at once (half the
+    /// CPUs, at least one).
+    starting: std::sync::Arc<tokio::sync::Semaphore>,
 }
 
 /// The exchange a session is waiting on: its label and when it was sent.
@@ -264,6 +188,9 @@ impl Session {
             sent: std::sync::atomic::AtomicU64::new(0),
             started: Instant::now(),
             waiting: Waiting::default(),
+            starting: std::sync::Arc::new(tokio::sync::Semaphore::new(
+                (std::thread::available_parallelism().map_or(1, |n| n.get()) / 2).max(1),
+            )),
         }
     }
 
@@ -405,15 +332,21 @@ impl Session {
     /// revision's starting state: for 2025-11-25 the handshake is done,
     /// unless `handshake` is false (the caller sends `initialize` itself,
     /// and a second one on the same session may rightly be refused).
+    ///
+    /// stdio: a process starts only when fewer than half the CPUs' worth of
+    /// the run's fresh processes are starting; the permit in `Fresh` says
+    /// it is one of them until the caller is done with it (or drops it
+    /// once the process has answered).
     pub async fn fresh(&self, rev: Revision, handshake: bool, case: &str) -> Result<Fresh, SessionError> {
+        let permit = if self.transport() == Transport::Stdio { self.starting.clone().acquire_owned().await.ok() } else { None };
         let mut conn = self.open()?;
         if rev == Revision::Legacy && handshake {
             return match self.handshake(&mut conn, Some(case)).await {
-                Ok((_, exchanges, preamble)) => Ok(Fresh { conn, preamble, exchanges }),
+                Ok((_, exchanges, preamble)) => Ok(Fresh { conn, preamble, exchanges, permit }),
                 Err(e) => Err(SessionError::Handshake(e.why)),
             };
         }
-        Ok(Fresh { conn, preamble: Vec::new(), exchanges: Vec::new() })
+        Ok(Fresh { conn, preamble: Vec::new(), exchanges: Vec::new(), permit })
     }
 
     /// The revision's main connection, once no one else uses it.
