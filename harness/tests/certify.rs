@@ -96,10 +96,9 @@ fn a_server_without_fixtures_fails_the_scenarios_that_need_them() {
     let case = common::case(&report, "2026-07-28/conformance/tools-call-simple-text");
     assert_eq!(case["verdict"], "fail");
     assert!(
-        case["message"]
-            .as_str()
-            .unwrap()
-            .contains("the requirement set needs the conformance fixture tool `test_simple_text`: the server does not list"),
+        case["message"].as_str().unwrap().contains(
+            "the requirement set needs the conformance fixture tool `test_simple_text`, and the server refused the request that uses it"
+        ),
         "{case}"
     );
     // Without --requirements the same case does not apply.
@@ -112,8 +111,10 @@ fn a_server_without_fixtures_fails_the_scenarios_that_need_them() {
     let c = common::case(&report_of(&d2), "2026-07-28/conformance/tools-call-simple-text");
     assert_eq!(c["verdict"], "n/a");
     assert!(c["message"].as_str().unwrap().contains("the server has no conformance fixtures"), "{c}");
-    // Only the set's cases run.
-    assert!(report["cases"].as_array().unwrap().iter().all(|c| c["answers"].as_array().is_some_and(|a| !a.is_empty())));
+    // Only the set's cases run: those that answer a scenario, and those
+    // shown beside one, beyond the set.
+    let in_set = |c: &serde_json::Value| ["answers", "beyond"].iter().any(|k| c[*k].as_array().is_some_and(|a| !a.is_empty()));
+    assert!(report["cases"].as_array().unwrap().iter().all(in_set));
 }
 
 fn report_of(dir: &Path) -> serde_json::Value {
@@ -168,4 +169,69 @@ fn a_release_is_certified_against_the_previous_contract() {
     std::fs::write(&junk, "[]").unwrap();
     let out = mcpcert().args(["run", "--stdio", "/nonexistent", "--previous-contract"]).arg(&junk).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// A scenario's fixture is used as the scenario uses it, directly: a server
+/// that serves the fixtures without listing them (the spec does not
+/// require a server to list everything it serves) meets the set.
+#[test]
+fn fixtures_the_server_serves_but_does_not_list_are_used_directly() {
+    for rev in ["2026-07-28", "2025-11-25"] {
+        let (code, console, dir) = certify(&format!("cert-unlisted-{rev}"), rev, "--era dual --fixtures --quirk fixtures-unlisted", &[]);
+        assert_eq!(code, 0, "{rev}: {console}");
+        let report = json(&dir.join("report.json"));
+        let q = &report["requirements"];
+        assert_eq!(q["passed"], q["applicable"], "{rev}: {q}");
+        assert!(dir.join("certificate.json").exists(), "{rev}: {console}");
+    }
+}
+
+fn scenario(report: &serde_json::Value, name: &str) -> serde_json::Value {
+    report["requirements"]["scenarios"].as_array().unwrap().iter().find(|s| s["name"] == name).unwrap().clone()
+}
+
+/// A method the server answers although it did not advertise the
+/// capability: the scenario is judged on what the server answers (as the
+/// requirement set's scenario judges it), and the mismatch is the
+/// capabilities cases' own finding.
+#[test]
+fn a_scenario_is_judged_on_what_the_server_answers_advertised_or_not() {
+    let (code, console, dir) = certify("cert-unadvertised", "2026-07-28", "--era dual --fixtures --fault prompts-unadvertised-served", &[]);
+    assert_eq!(code, 1, "{console}");
+    let report = json(&dir.join("report.json"));
+    for name in ["prompts-list", "prompts-get-simple", "prompts-get-with-args"] {
+        assert_eq!(scenario(&report, name)["verdict"], "pass", "{name}: {console}");
+    }
+    // The mismatch: server-stateless judges tools/prompts against the
+    // capabilities, and fails; the stricter all-capabilities case too.
+    let s = scenario(&report, "server-stateless");
+    assert_eq!(s["verdict"], "fail", "{s}");
+    assert!(s["message"].as_str().unwrap().contains("capabilities-tools-prompts"), "{s}");
+    assert_eq!(case(&report, "2026-07-28/lifecycle/capabilities-match-handlers")["verdict"], "fail");
+}
+
+/// Where mcpcert is stricter than the scenario by the letter of the spec,
+/// the scenario verdict follows the scenario, and the stricter case is
+/// shown beside it, "beyond the requirement set", without failing the
+/// run: a server that refuses a foreign Host (no DNS rebinding) but does
+/// not check Origin meets dns-rebinding-protection; origin-forbidden fails.
+#[test]
+fn a_stricter_case_is_shown_beyond_the_set_and_does_not_decide_the_scenario() {
+    let s = start_http(&["--era".into(), "dual".into(), "--fixtures".into(), "--fault".into(), "host-checked-origin-not".into()]);
+    let dir = outdir("cert-beyond");
+    let mut cmd = mcpcert();
+    cmd.args(["run", "--http", &s.url, "--requirements", "2026-07-28"]);
+    report_args(&mut cmd, &dir);
+    let out = cmd.output().unwrap();
+    let console = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{console}");
+    let report = json(&dir.join("report.json"));
+    let sc = scenario(&report, "dns-rebinding-protection");
+    assert_eq!(sc["verdict"], "pass", "{sc}");
+    assert_eq!(sc["beyond"][0]["id"], "2026-07-28/headers/origin-forbidden", "{sc}");
+    assert_eq!(sc["beyond"][0]["verdict"], "fail", "{sc}");
+    assert!(console.contains("beyond the requirement set: 2026-07-28/headers/origin-forbidden (fail)"), "{console}");
+    let cert = json(&dir.join("certificate.json"));
+    let c = cert["scenarios"].as_array().unwrap().iter().find(|s| s["name"] == "dns-rebinding-protection").unwrap().clone();
+    assert_eq!(c["beyond_not_passed"][0]["id"], "2026-07-28/headers/origin-forbidden", "{c}");
 }

@@ -68,6 +68,11 @@ pub struct CertifiedScenario {
     pub verdict: Verdict,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub expected_failure: bool,
+    /// Cases beyond the requirement set (stricter than the scenario, by the
+    /// letter of the spec) that did not pass: shown beside it, never part
+    /// of what the certificate claims.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub beyond_not_passed: Vec<crate::record::BeyondCase>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -133,7 +138,18 @@ pub fn issue(
         scenarios: q
             .scenarios
             .iter()
-            .map(|s| CertifiedScenario { name: s.name.clone(), scored: s.scored, verdict: s.verdict, expected_failure: s.expected })
+            .map(|s| CertifiedScenario {
+                name: s.name.clone(),
+                scored: s.scored,
+                verdict: s.verdict,
+                expected_failure: s.expected,
+                beyond_not_passed: s
+                    .beyond
+                    .iter()
+                    .filter(|b| b.verdict != Verdict::Pass && b.verdict != Verdict::NotApplicable)
+                    .cloned()
+                    .collect(),
+            })
             .collect(),
         baseline: baseline.map(|(file, bytes)| CertifiedBaseline {
             file: file.into(),

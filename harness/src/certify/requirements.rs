@@ -1,13 +1,15 @@
 //! A run against a requirement set: each scenario's verdict from the cases
 //! that answer it, and the listing `mcpcert list --requirements` prints.
 
-use crate::record::{CaseResult, RequirementsReport, ScenarioResult, Verdict};
+use crate::record::{BeyondCase, CaseResult, RequirementsReport, ScenarioResult, Verdict};
 use crate::suite::Case;
 use crate::suite::requirements::RequirementSet;
 
-/// Marks a case that answers only scenarios that do not count.
+/// Marks a case that answers only scenarios that do not count, or that
+/// only goes beyond the set's scenarios: it never fails a requirements run.
 pub fn mark_not_scored(set: &RequirementSet, r: &mut CaseResult) {
-    r.not_scored = !r.answers.is_empty() && r.answers.iter().all(|a| set.scenario(a).is_some_and(|s| !s.scored));
+    let beyond_only = r.answers.is_empty() && !r.beyond.is_empty();
+    r.not_scored = beyond_only || (!r.answers.is_empty() && r.answers.iter().all(|a| set.scenario(a).is_some_and(|s| !s.scored)));
 }
 
 /// Each scenario's verdict: `fail` if an answering case fails, else
@@ -34,6 +36,7 @@ pub fn aggregate(set: &RequirementSet, catalog: &[Case], results: &[CaseResult],
                 message: "not run: the filter or --skip left out every case that answers it".into(),
                 expected: false,
                 cases: Vec::new(),
+                beyond: Vec::new(),
             });
             continue;
         }
@@ -72,6 +75,11 @@ pub fn aggregate(set: &RequirementSet, catalog: &[Case], results: &[CaseResult],
             message,
             expected,
             cases: cases.iter().map(|c| c.id.clone()).collect(),
+            beyond: results
+                .iter()
+                .filter(|r| r.beyond.contains(&s.name))
+                .map(|r| BeyondCase { id: r.id.clone(), verdict: r.verdict, message: first_line(&r.message).to_string() })
+                .collect(),
         });
     }
     let scored: Vec<&ScenarioResult> = scenarios.iter().filter(|s| s.scored).collect();
@@ -92,8 +100,9 @@ fn first_line(s: &str) -> &str {
 }
 
 /// The cases of `cases` that answer a scenario of the set.
+/// The cases that go beyond a scenario are run too, and shown beside it.
 pub fn selects(set: &RequirementSet, case: &Case) -> bool {
-    case.revision == set.revision && case.answers.iter().any(|a| set.scenario(a).is_some())
+    case.revision == set.revision && case.answers.iter().chain(&case.beyond).any(|a| set.scenario(a).is_some())
 }
 
 /// `mcpcert list --requirements REV`: each scenario, whether it counts,
@@ -114,6 +123,9 @@ pub fn listing(set: &RequirementSet, cases: &[Case]) -> String {
         }
         for id in ids {
             out.push_str(&format!("    {id}\n"));
+        }
+        for c in cases.iter().filter(|c| c.revision == set.revision && c.beyond.contains(&s.name)) {
+            out.push_str(&format!("    {} (beyond the requirement set: shown, never counted)\n", c.id));
         }
     }
     let covered = set.scored().filter(|s| cases.iter().any(|c| c.revision == set.revision && c.answers.contains(&s.name))).count();

@@ -89,6 +89,14 @@ pub struct FixtureCall {
     /// on the call's own stream, not on the session's GET stream (SHOULD).
     #[serde(default)]
     on_call_stream: bool,
+    /// Judge only what came with the call (`silent`, `no_requests`), and
+    /// that it was not refused, not the result's shape (the wire audit
+    /// judges that): what the requirement set's scenario judges.
+    #[serde(default)]
+    frames_only: bool,
+    /// The client capabilities the request declares (default none).
+    #[serde(default)]
+    capabilities: Option<Value>,
 }
 
 impl Check for FixtureCall {
@@ -106,6 +114,11 @@ impl Check for FixtureCall {
             params["arguments"] = a.clone();
         }
         let mut body = cx.request("tools/call", Some(params));
+        if let Some(caps) = &self.capabilities
+            && let Some(meta) = body.pointer_mut("/params/_meta").and_then(|m| m.as_object_mut())
+        {
+            meta.insert(crate::wire::KEY_CLIENT_CAPS.into(), caps.clone());
+        }
         let token = json!(format!("mcpcert-fixture-progress-{}", body["id"]));
         match body["params"].get_mut("_meta").and_then(|m| m.as_object_mut()) {
             Some(meta) => {
@@ -179,7 +192,9 @@ impl Check for FixtureCall {
             result_of(&ex, &what, &mut out)
         };
         if let Some(r) = result {
-            self.judge(cx, &r, &mut out);
+            if !self.frames_only {
+                self.judge(cx, &r, &mut out);
+            }
             if self.progress > 0 {
                 progress(&ex, &elsewhere, &token, self.progress, &mut out);
             }

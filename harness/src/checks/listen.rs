@@ -247,6 +247,12 @@ pub async fn trigger(cx: &Cx<'_>) -> Trigger {
         Ok(w) if w.items.iter().any(|t| t.get("name").and_then(|n| n.as_str()) == Some(FIXTURE_TRIGGER)) => {
             Trigger::Use(InputTool { tool: FIXTURE_TRIGGER.into(), arguments: json!({}) })
         }
+        // Under --requirements the fixture is called as the scenario calls
+        // it, listed or not (unless the config refuses open-world calls:
+        // an unlisted tool's hint is unknown).
+        _ if cx.policy.requirements && cx.policy.open_world_calls => {
+            Trigger::Use(InputTool { tool: FIXTURE_TRIGGER.into(), arguments: json!({}) })
+        }
         _ => Trigger::None,
     }
 }

@@ -62,6 +62,10 @@ fn read_problems(cx: &Cx<'_>, uri: &str, r: &Value) -> Vec<String> {
 pub struct ReadListed {
     #[serde(default = "five")]
     max: usize,
+    /// Judge only the caching hints (`ttlMs`, `cacheScope`) of the reads,
+    /// as the requirement set's caching scenario does (2026-07-28).
+    #[serde(default)]
+    hints_only: bool,
 }
 
 impl Check for ReadListed {
@@ -91,7 +95,11 @@ impl Check for ReadListed {
                 Err(e) => return out.with_error(e),
             };
             judged += 1;
-            judge_read(cx, uri, &ex, &mut out, false);
+            if self.hints_only {
+                judge_hints(uri, &ex, &mut out);
+            } else {
+                judge_read(cx, uri, &ex, &mut out, false);
+            }
             out.exchanges.push(ex);
         }
         if judged == 0 && out.failures.is_empty() {
@@ -101,6 +109,20 @@ impl Check for ReadListed {
             ));
         }
         out
+    }
+}
+
+/// The caching hints of one read: a listed resource must be served, with
+/// `ttlMs` (an integer of 0 or more) and `cacheScope` (public or private).
+fn judge_hints(uri: &str, ex: &Exchange, out: &mut Outcome) {
+    if let Some(e) = &ex.error {
+        out.set_error(format!("resources/read of {uri}: {e}"));
+    } else if let Some(err) = ex.response.as_ref().and_then(|r| r.get("error")) {
+        out.fail(format!("resources/read of {uri}, which the server lists, must be served; got {}", brief(err)));
+    } else if let Some(r) = ex.result() {
+        for p in super::judge::hints::cache_hint_problems(&format!("resources/read of {uri}"), &[r]) {
+            out.fail(p.replace(" page 1", ""));
+        }
     }
 }
 

@@ -69,6 +69,7 @@ pub static REGISTRY: &[Entry] = &[
     entry::<tools::ToolsAdmission>(),
     entry::<tools::ToolResults>(),
     entry::<headers::HeaderProbe>(),
+    entry::<headers::DnsRebinding>(),
     entry::<completion::CompletionProbe>(),
     entry::<input_required::InputRequiredProbe>(),
     entry::<subscriptions::SubscriptionProbe>(),

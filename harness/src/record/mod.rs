@@ -342,8 +342,12 @@ pub struct CaseResult {
     /// The scenarios of the requirement set this case answers.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub answers: Vec<String>,
+    /// Scenarios whose subject the case judges beyond what they require.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub beyond: Vec<String>,
     /// Under `--requirements`: the case answers only scenarios that do not
-    /// count, so it is reported but never fails the run.
+    /// count, or only goes beyond the set's scenarios, so it is reported
+    /// but never fails the run.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub not_scored: bool,
     /// The wave of concurrent cases it ran in (`-j`; a case alone in its
@@ -408,6 +412,20 @@ pub struct ScenarioResult {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub expected: bool,
     pub cases: Vec<String>,
+    /// Cases that judge the scenario's subject beyond what it requires
+    /// (they never decide its verdict), with their verdicts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub beyond: Vec<BeyondCase>,
+}
+
+/// A case beyond the requirement set: its id and verdict.
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+pub struct BeyondCase {
+    pub id: String,
+    pub verdict: Verdict,
+    /// Why it did not pass, in one line.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
 }
 
 /// What the expected-failures baseline did to a run.

@@ -187,6 +187,9 @@ impl Console {
             let scored = if s.scored { String::new() } else { format!(" [not scored: {}]", s.reason.as_deref().unwrap_or("")) };
             let why = if s.message.is_empty() { String::new() } else { format!(": {}", s.message) };
             self.line(format!("  {word:<22} {}{scored}{why}", s.name));
+            for b in s.beyond.iter().filter(|b| matches!(b.verdict, Verdict::Fail | Verdict::Warn | Verdict::Error)) {
+                self.line(format!("  {:<22}   beyond the requirement set: {} ({}): {}", "", b.id, b.verdict.as_str(), b.message));
+            }
         }
     }
 

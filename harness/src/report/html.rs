@@ -323,8 +323,29 @@ pub fn html(report: &RunReport) -> String {
                 .filter_map(|id| report.cases.iter().find(|c| &c.id == id))
                 .map(|c| format!("<a href=\"#{}\">{}</a>", anchor(c), esc(c.id.rsplit('/').next().unwrap_or(&c.id))))
                 .collect();
+            // Cases that judge the subject beyond what the scenario
+            // requires: shown with it, never counted in its verdict.
+            let beyond: Vec<String> = sc
+                .beyond
+                .iter()
+                .filter_map(|b| report.cases.iter().find(|c| c.id == b.id).map(|c| (b, c)))
+                .map(|(b, c)| {
+                    format!(
+                        "<a href=\"#{}\">{}</a> <span class=\"v {}\">{}</span>",
+                        anchor(c),
+                        esc(c.id.rsplit('/').next().unwrap_or(&c.id)),
+                        class(b.verdict),
+                        b.verdict.word()
+                    )
+                })
+                .collect();
+            let beyond = if beyond.is_empty() {
+                String::new()
+            } else {
+                format!("<br><small>beyond the requirement set: {}</small>", beyond.join(", "))
+            };
             out.push_str(&format!(
-                "<tr><td><span class=\"v {}\">{}</span>{}</td><td><code>{}</code>{scored}<br><small>{}</small></td><td>{}</td></tr>",
+                "<tr><td><span class=\"v {}\">{}</span>{}</td><td><code>{}</code>{scored}<br><small>{}</small>{beyond}</td><td>{}</td></tr>",
                 class(sc.verdict),
                 sc.verdict.word(),
                 if sc.expected { " (expected)" } else { "" },

@@ -180,6 +180,7 @@ impl Runner {
             stderr_tail: None,
             baseline: None,
             answers: case.answers.clone(),
+            beyond: case.beyond.clone(),
             not_scored: false,
             wave: None,
             transcript: Vec::new(),
@@ -229,6 +230,18 @@ impl Runner {
             End::Judged if !failures.is_empty() => {
                 res.verdict = if case.level.is_advisory() { Verdict::Warn } else { Verdict::Fail };
                 res.message = failures.join("\n");
+                // Under --requirements a fixture is used directly: one the
+                // server refuses as unknown is said to be missing.
+                let refused = res.transcript.iter().any(|e| matches!(e.error_code(), Some(-32601 | -32602 | -32002)));
+                if self.policy.requirements
+                    && refused
+                    && let Some(f) = case.fixtures.first()
+                {
+                    res.message = format!(
+                        "the requirement set needs the conformance fixture {f}, and the server refused the request that uses it (it may not have it): {}",
+                        res.message
+                    );
+                }
             }
             End::Judged => {}
         }
@@ -313,6 +326,14 @@ impl Runner {
             if f.kind == FixtureKind::Tool && (!self.policy.call_fixtures || self.policy.forbids(&f.name).is_some()) {
                 return Some((Verdict::NotApplicable, format!("calls to the conformance fixture {f} are turned off by the config")));
             }
+            // Under --requirements the scenario's fixture is used directly,
+            // as the scenario uses it (the spec does not require a server to
+            // list everything it serves); a server that does not have it
+            // answers the case's request with an error, which fails it.
+            // Only the call policy may still need the tool's descriptor.
+            if self.policy.requirements && (f.kind != FixtureKind::Tool || self.policy.open_world_calls) {
+                continue;
+            }
             let advertised = cx.advertises(list.capability());
             let listed = if !advertised {
                 false
@@ -345,6 +366,14 @@ impl Runner {
                     }
                 }
             };
+            if !listed && self.policy.requirements {
+                return Some((
+                    Verdict::NotApplicable,
+                    format!(
+                        "calls to the conformance fixture {f} are turned off by the config: it is not listed, so its openWorldHint is unknown, and [calls] open_world = false refuses a tool that may reach the world"
+                    ),
+                ));
+            }
             if !listed {
                 let why = if advertised {
                     format!("the server does not list {f} (in {})", list.method())
@@ -374,8 +403,13 @@ impl Runner {
             }
             return Some(format!("the server does not serve {}: {}", case.revision, info.reason));
         }
+        // Under --requirements a case that answers a scenario is judged on
+        // what the server answers, advertised or not, as the scenario
+        // judges it (a method answered without its capability is the
+        // capabilities case's own finding).
+        let answering = self.policy.requirements && !case.answers.is_empty();
         for c in &case.applies.capabilities {
-            if !info.advertises(c) {
+            if !info.advertises(c) && !answering {
                 return Some(format!("the server does not advertise capabilities.{c}"));
             }
         }

@@ -69,6 +69,8 @@ struct RawCase {
     notes: Option<String>,
     #[serde(default)]
     answers: Vec<String>,
+    #[serde(default)]
+    beyond: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -193,6 +195,14 @@ fn parse_file(name: &str, text: &str, validator: Option<&jsonschema::Validator>)
                 return Err(err(at(&format!("/answers/{j}")), format!("`{a}` is not a server scenario of the {rev} requirement set")));
             }
         }
+        for (j, a) in raw.beyond.iter().enumerate() {
+            if set.scenario(a).is_none() {
+                return Err(err(at(&format!("/beyond/{j}")), format!("`{a}` is not a server scenario of the {rev} requirement set")));
+            }
+            if raw.answers.contains(a) {
+                return Err(err(at(&format!("/beyond/{j}")), format!("the case answers `{a}`; it cannot also go beyond it")));
+            }
+        }
         let mut fixtures = Vec::new();
         for (j, f) in raw.applies.fixtures.iter().enumerate() {
             fixtures.push(super::requirements::Fixture::parse(f).map_err(|e| err(at(&format!("/applies/fixtures/{j}")), e))?);
@@ -298,6 +308,7 @@ fn parse_file(name: &str, text: &str, validator: Option<&jsonschema::Validator>)
             revision: rev,
             source: name.to_string(),
             answers: raw.answers,
+            beyond: raw.beyond,
             fixtures,
         });
     }

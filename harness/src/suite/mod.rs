@@ -43,6 +43,11 @@ pub struct Case {
     pub source: String,
     /// The scenarios of the revision's requirement set this case answers.
     pub answers: Vec<String>,
+    /// Scenarios whose subject this case judges more strictly than the
+    /// scenario does (by the letter of the spec): it is run and shown with
+    /// the requirement set, "beyond the requirement set", and never decides
+    /// a scenario's verdict.
+    pub beyond: Vec<String>,
     /// Conformance fixtures the server must list for the case to apply.
     pub fixtures: Vec<requirements::Fixture>,
 }

@@ -35,7 +35,10 @@ pub(super) async fn send_exact(
         path.push_str(q);
     }
     let body = body.unwrap_or_default();
-    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {host}:{port}\r\nContent-Length: {}\r\nConnection: close\r\n", body.len());
+    // A Host the caller gives (a DNS-rebinding probe) goes instead of the URL's.
+    let own_host =
+        if headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) { String::new() } else { format!("Host: {host}:{port}\r\n") };
+    let mut head = format!("{method} {path} HTTP/1.1\r\n{own_host}Content-Length: {}\r\nConnection: close\r\n", body.len());
     for (k, v) in target.spec.headers.iter().chain(headers.iter()) {
         if k.bytes().any(|b| b <= b' ' || b == b':' || b >= 0x7f) || v.bytes().any(|b| b == b'\r' || b == b'\n') {
             reply.error = Some(TransportError::Io(format!("header `{k}` cannot be sent as written")));

@@ -5,7 +5,10 @@
 //! id echoed) and accept every correctly encoded match. Also the Origin
 //! rule (both revisions) and the 202 for an accepted notification.
 
+mod rebinding;
 mod targets;
+
+pub use rebinding::DnsRebinding;
 
 use super::{Check, Cx, Need, Outcome};
 use crate::record::Exchange;

@@ -1,0 +1,116 @@
+//! DNS-rebinding protection as the requirement set's scenario judges it: a
+//! server on a loopback address refuses a request whose `Host` and `Origin`
+//! name a foreign host (any 4xx), and serves one whose `Host` and `Origin`
+//! are its own. (That a foreign `Origin` alone gets exactly 403 is the
+//! stricter `headers/origin-forbidden`.)
+
+use super::targets::standard_target;
+use crate::checks::{Check, Cx, Need, Outcome};
+use crate::session::Msg;
+use crate::transport::Transport;
+use crate::wire::HeaderEdit;
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DnsRebinding {}
+
+/// A host name that can never resolve, for the foreign `Host` and `Origin`.
+const FOREIGN: &str = "mcpcert-rebinding.invalid";
+
+impl Check for DnsRebinding {
+    const NAME: &'static str = "dns_rebinding";
+    const ABOUT: &'static str = "a loopback HTTP server refuses a request whose Host and Origin name a foreign host (4xx) and serves one whose Host and Origin are its own";
+
+    fn needs(&self) -> Vec<Need> {
+        vec![Need::Transport(Transport::Http)]
+    }
+
+    async fn run(&self, cx: &Cx<'_>) -> Outcome {
+        let Some(authority) = cx.session.target().url().and_then(authority) else {
+            return Outcome::na("applies to HTTP targets only");
+        };
+        let host = host_of(&authority).trim_matches(['[', ']']).to_string();
+        if !matches!(host.as_str(), "localhost" | "127.0.0.1" | "::1") {
+            let mut out = Outcome::default();
+            out.fail(format!(
+                "the scenario judges a server on a loopback address (localhost, 127.0.0.1 or [::1]); this one is at {host}, where a rebinding attack cannot be shown from outside"
+            ));
+            return out;
+        }
+        let own = authority;
+        let t = standard_target(cx);
+        let mut out = Outcome::default();
+        for (name, value, foreign) in [("foreign", FOREIGN.to_string(), true), ("own", own, false)] {
+            let edits = vec![HeaderEdit::Set("Host".into(), value.clone()), HeaderEdit::Set("Origin".into(), format!("http://{value}"))];
+            let body = cx.request(&t.method, Some(t.params.clone()));
+            let label = match foreign {
+                true => format!("{} with Host and Origin naming a foreign host, {FOREIGN}", t.what),
+                false => format!("{} with Host and Origin naming the server's own host (its URL's)", t.what),
+            };
+            // The client sends the Host given instead of the URL's.
+            let msg = Msg::new(cx.rev, &label, &body).edits(&edits);
+            // The foreign one must be refused: a negative probe.
+            let ex = if foreign {
+                match cx.isolated(&[msg]).await {
+                    Ok(mut exs) => {
+                        let ex = exs.pop().unwrap_or_default();
+                        out.exchanges.extend(exs);
+                        ex
+                    }
+                    Err(e) => return out.with_error(e.to_string()),
+                }
+            } else {
+                match cx.session.on_main(&msg, cx.case).await {
+                    Ok(e) => e,
+                    Err(e) => return out.with_error(e.to_string()),
+                }
+            };
+            let status = ex.status;
+            if let Some(e) = &ex.error {
+                out.set_error(format!("{label}: {e}"));
+            } else if foreign && !status.is_some_and(|s| (400..500).contains(&s)) {
+                out.fail(format!(
+                    "a request whose Host and Origin name a foreign host ({FOREIGN}) must be refused with an HTTP 4xx status (protection against DNS rebinding); got {}",
+                    ex.summary()
+                ));
+            } else if !foreign && !status.is_some_and(|s| (200..300).contains(&s)) {
+                out.fail(format!(
+                    "a request whose Host and Origin are the server's own ({value}) must be served (HTTP 2xx); got {}",
+                    ex.summary()
+                ));
+            }
+            out.exchanges.push(ex);
+        }
+        out
+    }
+}
+
+/// `host[:port]` of an `http://` URL (credentials left out).
+fn authority(url: &str) -> Option<String> {
+    let rest = url.strip_prefix("http://")?;
+    let a = rest.split(['/', '?', '#']).next()?;
+    Some(a.rsplit('@').next().unwrap_or(a).to_string())
+}
+
+/// The host of an authority, without its port.
+fn host_of(authority: &str) -> &str {
+    if authority.starts_with('[') {
+        return authority.split(']').next().map(|h| &authority[..h.len() + 1]).unwrap_or(authority);
+    }
+    authority.rsplit_once(':').map(|(h, _)| h).unwrap_or(authority)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_of_urls() {
+        assert_eq!(authority("http://127.0.0.1:8000/mcp").as_deref(), Some("127.0.0.1:8000"));
+        assert_eq!(host_of("127.0.0.1:8000"), "127.0.0.1");
+        assert_eq!(host_of("[::1]:9"), "[::1]");
+        assert_eq!(host_of("localhost"), "localhost");
+        assert_eq!(authority("https://x/mcp"), None);
+    }
+}
