@@ -83,18 +83,25 @@ impl Check for FixtureClientRequest {
         // mcpcert's own sessions, which declare no client capabilities, to
         // sending no requests; this session declared sampling and elicitation.
         let msg = crate::session::Msg::new(cx.rev, &what, &body).answering(&answer);
-        let mut ex = cx.session.exchange(&mut conn, &msg, None).await;
+        // The server may send its request on the session's GET stream
+        // instead of the call's (only a SHOULD says not to): it is read
+        // meanwhile, and a request there is answered too.
+        let sid = conn.session_id().map(str::to_string);
+        let label = "GET stream of the session, read while the fixture runs";
+        let call = cx.session.exchange(&mut conn, &msg, None);
+        let (mut ex, get) = cx.session.with_get_stream(cx.rev, sid.as_deref(), label, Some(&answer), None, call).await;
         let asked: Vec<Value> = seen.lock().map(|s| s.clone()).unwrap_or_default();
         if !asked.is_empty() {
             ex.note = Some(format!("mcpcert answered {} request(s) the server sent during the call", asked.len()));
         }
         let result = result_of(&ex, &what, &mut out);
         out.exchanges.push(ex);
+        out.exchanges.extend(get);
         conn.kill();
         let mine: Vec<&Value> = asked.iter().filter(|r| r.get("method").and_then(|m| m.as_str()) == Some(self.method.as_str())).collect();
         match mine.first() {
             None => out.fail(format!(
-                "{what}: the fixture must ask the client by {} during the call (before its result, on the call's stream); it sent {}",
+                "{what}: the fixture must ask the client by {} during the call (before its result, on the call's stream or the session's GET stream); it sent {}",
                 self.method,
                 if asked.is_empty() { "no request".into() } else { format!("{} other request(s)", asked.len()) }
             )),

@@ -149,12 +149,11 @@ impl Check for FixtureCall {
         // session's GET stream instead of the call's (only a SHOULD says
         // not to): it is read while the fixture runs, so they are heard.
         let hears = self.logs > 0 || self.progress > 0 || self.on_call_stream;
-        let get =
-            if hears { cx.session.open_get_stream(cx.rev, "GET stream of the session, read while the fixture runs").await } else { None };
-        let call = sent(cx, &what, &body, &mut out).await;
-        let get = match get {
-            Some(g) => Some(g.finish(cx.session, cx.rev, cx.case).await),
-            None => None,
+        let (call, get) = if hears {
+            let label = "GET stream of the session, read while the fixture runs";
+            cx.session.with_get_stream(cx.rev, None, label, None, Some(cx.case), sent(cx, &what, &body, &mut out)).await
+        } else {
+            (sent(cx, &what, &body, &mut out).await, None)
         };
         let ex = match call {
             Ok((e, true)) => e,

@@ -1,59 +1,80 @@
 //! A 2025-11-25 session's GET stream (Streamable HTTP, "listening for
-//! messages from the server"), read in the background while a case does
-//! its work, so that what a server sends there is heard: a server may send
-//! notifications on it rather than on a request's own stream.
+//! messages from the server"), read while a case does its work, so that
+//! what a server sends there is heard: it may send notifications, and
+//! requests (sampling, elicitation), on it rather than on a request's own
+//! stream. Requests that come on it are answered with a POST, as a client
+//! that reads the stream does.
 
 use super::Session;
 use crate::record::Exchange;
-use crate::transport::{Frame, Outgoing, Transport};
+use crate::transport::{Answer, Frame, Outgoing, Transport};
 use crate::wire::{self, Revision};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-/// A GET stream being read; `finish` ends it and gives what it brought.
-pub struct GetStream {
-    stop: Arc<AtomicBool>,
-    task: tokio::task::JoinHandle<crate::transport::Incoming>,
-    ex: Exchange,
-}
-
 impl Session {
-    /// HTTP, 2025-11-25: open a GET stream on the revision's main session
-    /// and read it until `finish` (at most the request ceiling). Returns
-    /// once the server has answered the GET (or after the request timeout),
-    /// so that what the case sends next can be heard on it. None over stdio,
-    /// for 2026-07-28 (which has no such stream), or without a session.
-    pub async fn open_get_stream(&self, rev: Revision, label: &str) -> Option<GetStream> {
-        if self.transport() != Transport::Http || rev != Revision::Legacy {
-            return None;
-        }
-        let session = self.main_session_id(rev)?.to_string();
-        let mut conn = self.open().ok()?;
-        conn.set_session_id(Some(session.clone()));
-        let headers = wire::standard_headers(rev, None, Some(&session));
+    /// HTTP, 2025-11-25: run `work` while the GET stream of `session` (a
+    /// session id; None: the revision's main one) is read, answering the
+    /// requests that come on it with `answer`; what came is filed under
+    /// `log` (None: not in the revision's frame log). `work` starts once the
+    /// server has answered the GET (or after the request timeout); the
+    /// stream is read until `work` is done, and a moment after. Returns
+    /// what `work` gave, and the stream's exchange (its status and every
+    /// frame that came on it; None over stdio, for 2026-07-28, which has no
+    /// such stream, or without a session).
+    pub async fn with_get_stream<T>(
+        &self,
+        rev: Revision,
+        session: Option<&str>,
+        label: &str,
+        answer: Option<Answer<'_>>,
+        log: Option<&str>,
+        work: impl Future<Output = T>,
+    ) -> (T, Option<Exchange>) {
+        let sid = session.map(str::to_string).or_else(|| self.main_session_id(rev).map(str::to_string));
+        let Some(sid) = sid.filter(|_| self.transport() == Transport::Http && rev == Revision::Legacy) else {
+            return (work.await, None);
+        };
+        let mut conn = match self.open() {
+            Ok(c) => c,
+            Err(_) => return (work.await, None),
+        };
+        conn.set_session_id(Some(sid.clone()));
+        let headers = wire::standard_headers(rev, None, Some(&sid));
         let shown = self.shown_headers(&conn, &headers);
-        let stop = Arc::new(AtomicBool::new(false));
-        let opened = Arc::new(AtomicBool::new(false));
-        let window = self.limits.ceiling;
-        let exact = self.exact_names(rev);
+        let stop = AtomicBool::new(false);
+        let opened = AtomicBool::new(false);
+        let finished = AtomicBool::new(false);
+        // Called first when the stream's head has come, then on every tick:
+        // done once the work is.
+        let done = |_: &[Frame]| {
+            opened.store(true, Ordering::Relaxed);
+            stop.load(Ordering::Relaxed)
+        };
+        let out = Outgoing {
+            http_method: "GET",
+            body: None,
+            exact_names: self.exact_names(rev),
+            answer,
+            ..Outgoing::message("", &headers, None)
+        };
         self.count_sent(1);
-        let (s, o) = (stop.clone(), opened.clone());
-        let task = tokio::spawn(async move {
-            // Called first when the stream's head has come, then on every
-            // tick: done once the case is.
-            let done = move |_: &[Frame]| {
-                o.store(true, Ordering::Relaxed);
-                s.load(Ordering::Relaxed)
-            };
-            let out = Outgoing { http_method: "GET", body: None, exact_names: exact, ..Outgoing::message("", &headers, None) };
-            conn.watch(&out, window, &done).await
-        });
-        let deadline = tokio::time::Instant::now() + self.limits.request;
-        while !opened.load(Ordering::Relaxed) && !task.is_finished() && tokio::time::Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-        let ex = Exchange {
+        let watch = async {
+            let inc = conn.watch(&out, self.limits.ceiling, &done).await;
+            finished.store(true, Ordering::Relaxed);
+            inc
+        };
+        let work = async {
+            let deadline = tokio::time::Instant::now() + self.limits.request;
+            while !opened.load(Ordering::Relaxed) && !finished.load(Ordering::Relaxed) && tokio::time::Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            let r = work.await;
+            stop.store(true, Ordering::Relaxed);
+            r
+        };
+        let (r, inc) = tokio::join!(work, watch);
+        let mut ex = Exchange {
             label: label.to_string(),
             transport: Some(Transport::Http),
             http_method: Some("GET".into()),
@@ -61,28 +82,15 @@ impl Session {
             fresh: true,
             ..Default::default()
         };
-        Some(GetStream { stop, task, ex })
-    }
-}
-
-impl GetStream {
-    /// Stop reading (after a short grace for what is still on its way) and
-    /// give the exchange: the status, and every frame that came on it.
-    pub async fn finish(self, session: &Session, rev: Revision, case: &str) -> Exchange {
-        self.stop.store(true, Ordering::Relaxed);
-        let mut ex = self.ex;
-        match self.task.await {
-            Ok(inc) => {
-                let stream = inc.status == Some(200);
-                ex.fill_from(inc);
-                // The end of a window is not an error for a stream read on purpose.
-                if stream {
-                    ex.error = None;
-                }
-            }
-            Err(e) => ex.note = Some(format!("the GET stream's reader failed: {e}")),
+        let stream = inc.status == Some(200);
+        ex.fill_from(inc);
+        // The end of a window is not an error for a stream read on purpose.
+        if stream {
+            ex.error = None;
         }
-        session.log(rev, case, &ex);
-        ex
+        if let Some(case) = log {
+            self.log(rev, case, &ex);
+        }
+        (r, Some(ex))
     }
 }

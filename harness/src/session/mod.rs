@@ -13,7 +13,6 @@ mod log;
 mod msg;
 mod probe;
 
-pub use get_stream::GetStream;
 pub use log::{FrameLog, LoggedFrame};
 pub use msg::Msg;
 pub use probe::Probe;

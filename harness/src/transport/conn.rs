@@ -213,7 +213,7 @@ impl Connection {
                 let reply = if out.exact_names {
                     target.collect_exact(out.http_method, out.headers, body, window, done).await
                 } else {
-                    target.collect(out.http_method, out.headers, body, window, done).await
+                    target.collect(out.http_method, out.headers, body, window, done, out.answer).await
                 };
                 Incoming::from_http(reply, true)
             }

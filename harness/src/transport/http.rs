@@ -145,6 +145,7 @@ impl HttpTarget {
     /// window ends, and the stream is then dropped (which ends it).
     /// Once `done` holds for the frames so far, reading goes on only for
     /// a short grace period.
+    /// Requests the server sends on it are answered with `answer`, if given.
     pub async fn collect(
         &self,
         method: &str,
@@ -152,8 +153,16 @@ impl HttpTarget {
         body: Option<Vec<u8>>,
         window: Duration,
         done: Done<'_>,
+        answer: Option<super::conn::Answer<'_>>,
     ) -> HttpReply {
-        let until = ReadUntil { expect_id: None, fresh: true, within: window, done: Some(done), progress: None, answer: None };
+        let until = ReadUntil {
+            expect_id: None,
+            fresh: true,
+            within: window,
+            done: Some(done),
+            progress: None,
+            answer: answer.map(|a| (a, headers)),
+        };
         self.send_within(method, headers, body, until).await
     }
 
@@ -383,6 +392,10 @@ impl HttpTarget {
     async fn post_answer(&self, headers: &[(String, String)], body: String) {
         let Ok(client) = self.spec.client.get(self.tls()) else { return };
         let mut req = client.post(&self.spec.url);
+        // A GET stream's headers carry no Content-Type; the answer is JSON.
+        if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("content-type")) {
+            req = req.header("Content-Type", "application/json");
+        }
         for (k, v) in self.spec.headers.iter().chain(headers.iter()) {
             req = req.header(k.as_str(), v.as_str());
         }

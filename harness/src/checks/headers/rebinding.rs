@@ -41,7 +41,7 @@ impl Check for DnsRebinding {
         let own = authority;
         let t = standard_target(cx);
         let mut out = Outcome::default();
-        for (name, value, foreign) in [("foreign", FOREIGN.to_string(), true), ("own", own, false)] {
+        for (value, foreign) in [(FOREIGN.to_string(), true), (own, false)] {
             let edits = vec![HeaderEdit::Set("Host".into(), value.clone()), HeaderEdit::Set("Origin".into(), format!("http://{value}"))];
             let body = cx.request(&t.method, Some(t.params.clone()));
             let label = match foreign {
