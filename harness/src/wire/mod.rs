@@ -5,40 +5,12 @@ pub mod schema;
 
 use serde_json::{Map, Value, json};
 
+/// The newest stateless revision's version string (what 2026-07-28 `_meta` names).
 pub const MODERN: &str = "2026-07-28";
-pub const LEGACY: &str = "2025-11-25";
 
-/// The protocol revisions mcpcert tests, newest first (the run order).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
-pub enum Revision {
-    /// 2026-07-28: stateless, `server/discover`, per-request `_meta`.
-    #[serde(rename = "2026-07-28")]
-    Modern,
-    /// 2025-11-25: the initialize handshake, sessions.
-    #[serde(rename = "2025-11-25")]
-    Legacy,
-}
+pub mod revision;
 
-impl Revision {
-    pub const ALL: [Revision; 2] = [Revision::Modern, Revision::Legacy];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Revision::Modern => MODERN,
-            Revision::Legacy => LEGACY,
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Revision> {
-        Revision::ALL.into_iter().find(|r| r.as_str() == s)
-    }
-}
-
-impl std::fmt::Display for Revision {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use revision::{Era, Feature, HttpTransport, Revision};
 
 pub const KEY_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 pub const KEY_CLIENT_CAPS: &str = "io.modelcontextprotocol/clientCapabilities";
@@ -140,14 +112,16 @@ pub fn modern_headers(body: &Value) -> Vec<(String, String)> {
     h
 }
 
-/// Headers for a 2025-11-25 request inside a session.
-pub fn legacy_headers(session: Option<&str>, initialized: bool) -> Vec<(String, String)> {
+/// Headers for a request of an initialize-era revision `rev` inside a
+/// session: `MCP-Protocol-Version` after initialization where the revision
+/// has it (2025-06-18 on), and the session id.
+pub fn session_headers(rev: Revision, session: Option<&str>, initialized: bool) -> Vec<(String, String)> {
     let mut h = vec![
         ("Content-Type".to_string(), "application/json".to_string()),
         ("Accept".to_string(), "application/json, text/event-stream".to_string()),
     ];
-    if initialized {
-        h.push(("MCP-Protocol-Version".into(), LEGACY.to_string()));
+    if initialized && rev.has(Feature::ProtocolVersionHeader) {
+        h.push(("MCP-Protocol-Version".into(), rev.as_str().to_string()));
     }
     if let Some(s) = session {
         h.push(("Mcp-Session-Id".into(), s.to_string()));
@@ -193,16 +167,16 @@ pub fn apply_edits(headers: &mut Vec<(String, String)>, edits: &[HeaderEdit]) {
     }
 }
 
-/// The standard HTTP headers of a message of revision `rev`: the 2026-07-28
-/// headers that mirror the body, or the 2025-11-25 session headers.
+/// The standard HTTP headers of a message of revision `rev`: the stateless
+/// headers that mirror the body, or the initialize era's session headers.
 /// `body` is None for a bodiless request (GET, DELETE).
 pub fn standard_headers(rev: Revision, body: Option<&Value>, session: Option<&str>) -> Vec<(String, String)> {
-    match (rev, body) {
-        (Revision::Modern, Some(b)) => modern_headers(b),
-        (Revision::Modern, None) => vec![("Accept".into(), "application/json, text/event-stream".into())],
-        (Revision::Legacy, _) => {
+    match (rev.is_stateless(), body) {
+        (true, Some(b)) => modern_headers(b),
+        (true, None) => vec![("Accept".into(), "application/json, text/event-stream".into())],
+        (false, _) => {
             let initialized = body.and_then(|b| b.get("method")).and_then(|m| m.as_str()) != Some("initialize");
-            let mut h = legacy_headers(session, initialized);
+            let mut h = session_headers(rev, session, initialized);
             if body.is_none() {
                 h.retain(|(k, _)| !k.eq_ignore_ascii_case("content-type"));
             }

@@ -8,8 +8,14 @@ use std::sync::OnceLock;
 
 use super::Revision;
 
-pub const MODERN_SCHEMA: &str = include_str!("../../schemas/2026-07-28.json");
-pub const LEGACY_SCHEMA: &str = include_str!("../../schemas/2025-11-25.json");
+/// Each revision's schema text, by revision.
+const SCHEMA_TEXTS: [(Revision, &str); 5] = [
+    (Revision::R2026_07_28, include_str!("../../schemas/2026-07-28.json")),
+    (Revision::R2025_11_25, include_str!("../../schemas/2025-11-25.json")),
+    (Revision::R2025_06_18, include_str!("../../schemas/2025-06-18.json")),
+    (Revision::R2025_03_26, include_str!("../../schemas/2025-03-26.json")),
+    (Revision::R2024_11_05, include_str!("../../schemas/2024-11-05.json")),
+];
 
 pub struct WireSchemas {
     revs: HashMap<Revision, RevSchema>,
@@ -90,7 +96,7 @@ pub fn schemas() -> &'static WireSchemas {
 impl WireSchemas {
     pub fn load() -> Result<WireSchemas, String> {
         let mut revs = HashMap::new();
-        for (rev, text) in [(Revision::Modern, MODERN_SCHEMA), (Revision::Legacy, LEGACY_SCHEMA)] {
+        for (rev, text) in SCHEMA_TEXTS {
             revs.insert(rev, RevSchema::new(rev, text).map_err(|e| format!("schema {rev}: {e}"))?);
         }
         Ok(WireSchemas { revs })
@@ -152,7 +158,7 @@ impl WireSchemas {
 
 /// Which message type a response to `method` must be, per revision.
 pub fn result_type_for(revision: Revision, method: &str) -> &'static str {
-    let modern = revision == Revision::Modern;
+    let modern = revision.is_stateless();
     match method {
         "server/discover" if modern => "DiscoverResultResponse",
         "initialize" if !modern => "InitializeResultResponse",
@@ -172,7 +178,7 @@ pub fn result_type_for(revision: Revision, method: &str) -> &'static str {
 
 /// Which message type a notification with `method` must be.
 pub fn notification_type_for(revision: Revision, method: &str) -> &'static str {
-    let modern = revision == Revision::Modern;
+    let modern = revision.is_stateless();
     match method {
         "notifications/tools/list_changed" => "ToolListChangedNotification",
         "notifications/progress" => "ProgressNotification",
@@ -189,7 +195,7 @@ pub fn notification_type_for(revision: Revision, method: &str) -> &'static str {
 /// The message type(s) an error response must satisfy, by code.
 pub fn error_types_for(revision: Revision, code: i64) -> Vec<&'static str> {
     let mut v = vec!["JSONRPCErrorResponse"];
-    if revision == Revision::Modern {
+    if revision.is_stateless() {
         match code {
             -32020 => v.push("HeaderMismatchError"),
             -32021 => v.push("MissingRequiredClientCapabilityError"),
@@ -246,18 +252,18 @@ mod tests {
     fn schemas_compile_and_name_paths() {
         let s = schemas();
         s.compile_all().expect("both revisions' schemas compile");
-        assert!(s.has(Revision::Modern, "DiscoverResult"));
-        assert!(s.has(Revision::Legacy, "InitializeResult"));
+        assert!(s.has(Revision::R2026_07_28, "DiscoverResult"));
+        assert!(s.has(Revision::R2025_11_25, "InitializeResult"));
         let bad =
             json!({"resultType": "complete", "supportedVersions": ["2026-07-28"], "capabilities": {}, "ttlMs": -1, "cacheScope": "public"});
-        let v = s.validate(Revision::Modern, "DiscoverResult", &bad);
+        let v = s.validate(Revision::R2026_07_28, "DiscoverResult", &bad);
         assert!(v.iter().any(|x| x.path == "/ttlMs"), "{v:?}");
     }
 
     #[test]
     fn null_id_error_is_a_violation() {
         let (_, v) = check_frame(
-            Revision::Modern,
+            Revision::R2026_07_28,
             Some("tools/list"),
             &json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32000, "message": "x"}}),
         );
@@ -266,7 +272,7 @@ mod tests {
 
     #[test]
     fn server_request_is_flagged() {
-        let (t, v) = check_frame(Revision::Modern, None, &json!({"jsonrpc": "2.0", "id": 1, "method": "roots/list"}));
+        let (t, v) = check_frame(Revision::R2026_07_28, None, &json!({"jsonrpc": "2.0", "id": 1, "method": "roots/list"}));
         assert_eq!(t, "JSONRPCRequest");
         assert_eq!(v.len(), 1);
     }
