@@ -37,7 +37,10 @@ pub fn contract_diff(old: &Path, new: &Path, as_json: bool) -> u8 {
 pub fn lint(file: &Path, revision: &str, config: Option<&PathBuf>, as_json: bool) -> u8 {
     use mcpcert::checks::judge::admission;
     let Some(rev) = Revision::parse(revision) else {
-        return usage(format!("--revision must be 2026-07-28 or 2025-11-25 (got `{revision}`)"));
+        return usage(format!(
+            "--revision must be one of {} (got `{revision}`)",
+            Revision::ALL.iter().map(|r| r.as_str()).collect::<Vec<_>>().join(", ")
+        ));
     };
     let cfg = match config.map(|p| config::load(p)) {
         Some(Ok(c)) => Some(c),

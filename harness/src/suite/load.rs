@@ -45,6 +45,8 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("2025-11-25/85-conformance.json", include_str!("../../suites/2025-11-25/85-conformance.json")),
     ("2025-11-25/90-wire.json", include_str!("../../suites/2025-11-25/90-wire.json")),
     ("2025-11-25/95-load.json", include_str!("../../suites/2025-11-25/95-load.json")),
+    ("2025-03-26/90-wire.json", include_str!("../../suites/2025-03-26/90-wire.json")),
+    ("2024-11-05/40-transport.json", include_str!("../../suites/2024-11-05/40-transport.json")),
 ];
 
 #[derive(Deserialize)]
@@ -54,7 +56,7 @@ struct RawSuite {
     cases: Vec<RawCase>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 struct RawCase {
     id: String,
     title: String,
@@ -71,9 +73,36 @@ struct RawCase {
     answers: Vec<String>,
     #[serde(default)]
     beyond: Vec<String>,
+    /// The oldest revision of the file's era whose text makes the same
+    /// rule: the case is also a case of each revision from it to the
+    /// file's (its id re-prefixed; no requirement-set scenarios).
+    #[serde(default)]
+    since: Option<Revision>,
+    /// What differs in an older revision: its own sentence, anchor, title,
+    /// level or applicability.
+    #[serde(default)]
+    older: std::collections::BTreeMap<Revision, Older>,
 }
 
-#[derive(Deserialize)]
+/// A case as an older revision states it (each field replaces the case's).
+#[derive(Deserialize, Clone, Default)]
+#[serde(deny_unknown_fields)]
+struct Older {
+    #[serde(default)]
+    title: Option<String>,
+    #[serde(default)]
+    level: Option<Level>,
+    #[serde(default)]
+    spec: Option<SpecRef>,
+    #[serde(default)]
+    basis: Option<Basis>,
+    #[serde(default)]
+    applies: Option<Applies>,
+    #[serde(default)]
+    notes: Option<String>,
+}
+
+#[derive(Deserialize, Clone)]
 struct RawStep {
     #[serde(default, rename = "as")]
     name: Option<String>,
@@ -87,7 +116,7 @@ struct RawStep {
     with: Option<Value>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 #[serde(untagged)]
 enum OneOrMany {
     One(i64),
@@ -103,7 +132,7 @@ impl OneOrMany {
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 struct SchemaAt {
     #[serde(default)]
     pointer: String,
@@ -112,7 +141,7 @@ struct SchemaAt {
     schema: Value,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 struct RawExpectation {
     #[serde(default)]
     step: Option<String>,
@@ -179,7 +208,54 @@ fn parse_file(name: &str, text: &str, validator: Option<&jsonschema::Validator>)
     let mut cases = Vec::new();
     for (i, raw) in suite.cases.into_iter().enumerate() {
         let at = |rest: &str| format!("/cases/{i}{rest}");
-        let prefix = format!("{rev}/{}/", suite.area);
+        // The revisions the case is a case of: the file's, and from
+        // `since` on (same era, older) each one up to it.
+        let mut revs = vec![rev];
+        if let Some(since) = raw.since {
+            if since.era() != rev.era() || !rev.at_least(since) {
+                return Err(err(at("/since"), format!("`since` must be a revision of the {rev} era no newer than {rev} (got {since})")));
+            }
+            revs.extend(Revision::ALL.into_iter().filter(|r| *r != rev && r.era() == rev.era() && rev.at_least(*r) && r.at_least(since)));
+        }
+        for r in raw.older.keys() {
+            if !revs.contains(r) || *r == rev {
+                return Err(err(at(&format!("/older/{r}")), format!("{r} is not an older revision this case covers (`since`)")));
+            }
+        }
+        for r in revs {
+            let mut c = raw.clone();
+            if r != rev {
+                let o = raw.older.get(&r).cloned().unwrap_or_default();
+                c.id = format!("{r}/{}", raw.id.strip_prefix(&format!("{rev}/")).unwrap_or(&raw.id));
+                c.title = o.title.unwrap_or(c.title);
+                c.level = o.level.unwrap_or(c.level);
+                c.spec = o.spec.unwrap_or(c.spec);
+                c.basis = o.basis.unwrap_or_else(|| Basis { source: c.basis.source.replace(rev.as_str(), r.as_str()), ..c.basis });
+                c.applies = o.applies.unwrap_or(c.applies);
+                c.notes = o.notes.or(c.notes);
+                // Requirement sets belong to their own revision.
+                c.answers.clear();
+                c.beyond.clear();
+            }
+            let at = |rest: &str| if r == rev { at(rest) } else { format!("/cases/{i}{rest} (as a case of {r})") };
+            cases.push(build_case(name, c, r, &suite.area, validator, &at)?);
+        }
+    }
+    Ok((rev, cases))
+}
+
+/// One case of revision `rev` from its raw form (`at`: a JSON path in the file).
+fn build_case(
+    name: &str,
+    raw: RawCase,
+    rev: Revision,
+    area: &str,
+    validator: Option<&jsonschema::Validator>,
+    at: &dyn Fn(&str) -> String,
+) -> Result<Case, LoadError> {
+    let err = |path: String, problem: String| LoadError { file: name.to_string(), path, problem };
+    {
+        let prefix = format!("{rev}/{area}/");
         if !raw.id.starts_with(&prefix) {
             return Err(err(at("/id"), format!("case id `{}` must start with `{prefix}`", raw.id)));
         }
@@ -190,13 +266,16 @@ fn parse_file(name: &str, text: &str, validator: Option<&jsonschema::Validator>)
             return Err(err(at("/steps"), "a case needs at least one step".into()));
         }
         let set = super::requirements::builtin(rev);
+        if set.is_none() && !(raw.answers.is_empty() && raw.beyond.is_empty()) {
+            return Err(err(at("/answers"), format!("{rev} has no requirement set: a case of it answers no scenario")));
+        }
         for (j, a) in raw.answers.iter().enumerate() {
-            if set.scenario(a).is_none() {
+            if set.is_some_and(|s| s.scenario(a).is_none()) {
                 return Err(err(at(&format!("/answers/{j}")), format!("`{a}` is not a server scenario of the {rev} requirement set")));
             }
         }
         for (j, a) in raw.beyond.iter().enumerate() {
-            if set.scenario(a).is_none() {
+            if set.is_some_and(|s| s.scenario(a).is_none()) {
                 return Err(err(at(&format!("/beyond/{j}")), format!("`{a}` is not a server scenario of the {rev} requirement set")));
             }
             if raw.answers.contains(a) {
@@ -295,7 +374,7 @@ fn parse_file(name: &str, text: &str, validator: Option<&jsonschema::Validator>)
         if !expect.is_empty() && !steps.iter().any(|s| matches!(s, Step::Send { .. } | Step::Http { .. })) {
             return Err(err(at("/expect"), "expectations need a `send` or `http` step to look at".into()));
         }
-        cases.push(Case {
+        Ok(Case {
             id: raw.id,
             title: raw.title,
             level: raw.level,
@@ -310,9 +389,8 @@ fn parse_file(name: &str, text: &str, validator: Option<&jsonschema::Validator>)
             answers: raw.answers,
             beyond: raw.beyond,
             fixtures,
-        });
+        })
     }
-    Ok((rev, cases))
 }
 
 /// The message for an action name no check has, with the nearest names.
@@ -383,7 +461,11 @@ fn finish(files: Vec<(String, String)>, checked: bool) -> Result<Catalog, LoadEr
     // Run order: newest revision first, then file name, then position.
     // Cases that judge the whole run's traffic come after every other case
     // of their revision, so that they see all of it.
-    cases.sort_by_key(|c| (c.revision, c.checks().any(|k| k.scope() == checks::Scope::Run), c.source.clone()));
+    // (A case an older revision takes from a newer file sorts by that file's name.)
+    cases.sort_by_key(|c| {
+        let file = c.source.rsplit('/').next().unwrap_or(&c.source).to_string();
+        (c.revision, c.checks().any(|k| k.scope() == checks::Scope::Run), file)
+    });
     let digest = format!("sha256:{:x}", hasher.finalize());
     Ok(Catalog { cases, digest, files: names })
 }
@@ -418,7 +500,10 @@ pub fn load_dir(dir: &Path) -> Result<Catalog, LoadError> {
         return Err(LoadError {
             file: dir.display().to_string(),
             path: String::new(),
-            problem: "no suite files found (expected <DIR>/2026-07-28/*.json or <DIR>/2025-11-25/*.json)".into(),
+            problem: format!(
+                "no suite files found (expected <DIR>/<revision>/*.json, a revision being one of {})",
+                Revision::ALL.iter().map(|r| r.as_str()).collect::<Vec<_>>().join(", ")
+            ),
         });
     }
     finish(files, true)
