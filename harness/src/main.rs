@@ -68,6 +68,14 @@ enum Cmd {
         /// it counts, the fixtures it needs and the cases that answer it.
         #[arg(long, value_name = "REV")]
         requirements: Option<String>,
+        /// Only this revision's catalogue (2026-07-28, 2025-11-25,
+        /// 2025-06-18, 2025-03-26 or 2024-11-05).
+        #[arg(long, value_name = "REV")]
+        revision: Option<String>,
+        /// Print the cases as JSON (id, revision, level, title, spec,
+        /// basis, needs).
+        #[arg(long)]
+        json: bool,
     },
     /// Compare two releases' contracts (reports/contract.json of two runs):
     /// each change is breaking, compatible, or changed but not classified.
@@ -334,25 +342,51 @@ fn main() -> ExitCode {
             ExitCode::from(EXIT_OK)
         }
         Cmd::List { suites, requirements: Some(rev), .. } => {
-            let Some(rev) = mcpcert::wire::Revision::parse(&rev) else {
-                return ExitCode::from(usage("--requirements must be 2026-07-28 or 2025-11-25"));
+            let Some(set) = mcpcert::wire::Revision::parse(&rev).and_then(mcpcert::suite::requirements::builtin) else {
+                return ExitCode::from(usage(
+                    "--requirements must be 2026-07-28 or 2025-11-25 (the older revisions have no requirement set)",
+                ));
             };
             match load_catalog(suites.as_ref()) {
                 Ok(cat) => {
-                    let set = mcpcert::suite::requirements::builtin(rev);
                     Console::new().line(mcpcert::certify::requirements::listing(set, &cat.cases).trim_end());
                     ExitCode::from(EXIT_OK)
                 }
                 Err(e) => ExitCode::from(usage(e)),
             }
         }
-        Cmd::List { suites, .. } => match load_catalog(suites.as_ref()) {
+        Cmd::List { suites, revision, json, .. } => match load_catalog(suites.as_ref()) {
             Ok(cat) => {
+                let rev = match revision.as_deref().map(|r| (r, mcpcert::wire::Revision::parse(r))) {
+                    None => None,
+                    Some((_, Some(r))) => Some(r),
+                    Some((r, None)) => return ExitCode::from(usage(format!("--revision: `{r}` is not a revision mcpcert tests"))),
+                };
+                let cases: Vec<&mcpcert::suite::Case> = cat.cases.iter().filter(|c| rev.is_none_or(|r| c.revision == r)).collect();
                 let mut console = Console::new();
-                for c in &cat.cases {
+                if json {
+                    let rows: Vec<serde_json::Value> = cases
+                        .iter()
+                        .map(|c| {
+                            serde_json::json!({
+                                "id": c.id, "revision": c.revision, "level": c.level.as_str(), "title": c.title,
+                                "spec": c.spec.render(c.revision), "basis": c.basis, "needs": needs(c),
+                            })
+                        })
+                        .collect();
+                    console.line(serde_json::to_string_pretty(&rows).unwrap_or_default());
+                    return ExitCode::from(EXIT_OK);
+                }
+                for c in &cases {
                     console.line(format!("{}  [{}]  needs: {}\n    basis: {}", c.id, c.level.as_str(), needs(c), c.basis.render()));
                 }
-                console.line(format!("\n{} cases; suites {}", cat.cases.len(), cat.digest));
+                let scope = rev.map(|r| {
+                    format!(
+                        " of {r}{}",
+                        if r.has(mcpcert::wire::Feature::RequirementSet) { "" } else { " (no requirement set: verdicts, no certificate)" }
+                    )
+                });
+                console.line(format!("\n{} cases{}; suites {}", cases.len(), scope.unwrap_or_default(), cat.digest));
                 ExitCode::from(EXIT_OK)
             }
             Err(e) => {

@@ -25,18 +25,28 @@ pub fn run(args: RunArgs) -> u8 {
         "auto" => None,
         r => match Revision::parse(r) {
             Some(r) => Some(r),
-            None => return usage(format!("--revision must be auto, 2026-07-28 or 2025-11-25 (got `{r}`)")),
+            None => {
+                return usage(format!(
+                    "--revision must be auto or one of {} (got `{r}`)",
+                    Revision::ALL.iter().map(|r| r.as_str()).collect::<Vec<_>>().join(", ")
+                ));
+            }
         },
     };
     // A requirement set fixes the revision and the cases: those that
     // answer its scenarios.
     let set = match args.requirements.as_deref().map(Revision::parse) {
         None => None,
+        Some(Some(r)) if !r.has(mcpcert::wire::Feature::RequirementSet) => {
+            return usage(format!(
+                "{r} has no requirement set (only 2026-07-28 and 2025-11-25 do): it gets verdicts, not a certificate; run it with --revision {r}"
+            ));
+        }
         Some(None) => return usage("--requirements must be 2026-07-28 or 2025-11-25"),
         Some(Some(r)) if revision.is_some_and(|x| x != r) => {
             return usage(format!("--requirements {r} runs {r}; it cannot be combined with --revision {}", args.revision));
         }
-        Some(Some(r)) => Some(mcpcert::suite::requirements::builtin(r)),
+        Some(Some(r)) => mcpcert::suite::requirements::builtin(r),
     };
     let revision = set.map(|s| s.revision).or(revision);
     let selection = Selection { revision, filter: args.filter.clone(), exact: args.exact, skip: args.skip.clone() };
@@ -104,9 +114,18 @@ pub fn run(args: RunArgs) -> u8 {
     if let Some(o) = &derived_origin {
         rerun_base.push_str(&format!(" --allowed-origin {}", mcpcert::transport::shell_quote(o)));
     }
-    // Only probe the revisions whose cases were selected.
+    // Only probe the revisions whose cases were selected: one revision of
+    // an era is asked for exactly; several of the initialize era, the
+    // newest (the server negotiates the one it speaks, and that is tested).
     let revs: std::collections::BTreeSet<Revision> = cases.iter().map(|c| c.revision).collect();
-    let effective_rev = if revs.len() == 1 { revs.into_iter().next() } else { revision };
+    let effective_rev = revision.or_else(|| {
+        let init: Vec<Revision> = revs.iter().copied().filter(|r| !r.is_stateless()).collect();
+        match (revs.iter().any(|r| r.is_stateless()), init.as_slice()) {
+            (true, []) => Some(Revision::NEWEST_STATELESS),
+            (false, [one]) => Some(*one),
+            _ => None,
+        }
+    });
 
     let rt = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
         Ok(rt) => rt,
@@ -130,8 +149,13 @@ pub fn run(args: RunArgs) -> u8 {
     // reason; it still goes through the same console and reports.
     let target_problem = match &probe {
         Some(Probe::Unreachable(why)) => {
-            let why = masker.text(why);
-            console::err_line(format!("error: the target could not be started or reached: {why}"));
+            let why = format!("the target could not be started or reached: {}", masker.text(why));
+            console::err_line(format!("error: {why}"));
+            Some(why)
+        }
+        Some(Probe::Unsupported(why)) => {
+            let why = format!("the target speaks no revision mcpcert tests: {}", masker.text(why));
+            console::err_line(format!("error: {why}"));
             Some(why)
         }
         Some(Probe::Ready) => {
@@ -154,6 +178,31 @@ pub fn run(args: RunArgs) -> u8 {
         }
         None => None,
     };
+    // The run tests the revisions probed: the initialize-era one the server
+    // negotiated, not the others of that era that were selected.
+    if target_problem.is_none() && probe.is_some() {
+        let probed: Vec<Revision> = runner.revision_infos().iter().map(|i| i.revision).collect();
+        let mut dropped: std::collections::BTreeMap<Revision, usize> = Default::default();
+        cases.retain(|c| {
+            let keep = probed.contains(&c.revision);
+            if !keep {
+                *dropped.entry(c.revision).or_default() += 1;
+            }
+            keep
+        });
+        // Said when the operator chose the cases (a default run always
+        // leaves the other revisions of the era out).
+        let chose = args.filter.is_some();
+        if !dropped.is_empty() && chose {
+            let said: Vec<String> = dropped.iter().map(|(r, n)| format!("{n} of {r}")).collect();
+            console::err_line(format!(
+                "not tested: {} case{} ({}): the run tests the revision the server negotiated; --revision REV tests another",
+                dropped.values().sum::<usize>(),
+                if dropped.values().sum::<usize>() == 1 { "" } else { "s" },
+                said.join(", ")
+            ));
+        }
+    }
     let strict = args.strict;
     console.line(format!("\nrunning {} case{}", cases.len(), if cases.len() == 1 { "" } else { "s" }));
     // Cases the console does not list one by one: all of them when the
@@ -169,7 +218,7 @@ pub fn run(args: RunArgs) -> u8 {
     };
     if let Some(why) = &target_problem {
         let first = why.lines().next().unwrap_or("");
-        console.grouped(&format!("the target could not be started or reached ({first})"), cases.len(), Verdict::Error);
+        console.grouped(first, cases.len(), Verdict::Error);
     }
     for (rev, why) in &unserved {
         let n = cases.iter().filter(|c| c.revision == *rev).count();
@@ -205,7 +254,7 @@ pub fn run(args: RunArgs) -> u8 {
         }
     } else if let Some(why) = &target_problem {
         for case in &cases {
-            let res = runner.result_for(case, Verdict::Error, format!("not run: the target could not be started or reached: {why}"));
+            let res = runner.result_for(case, Verdict::Error, format!("not run: {why}"));
             finish(case, res, &mut console);
         }
     } else {
@@ -289,7 +338,14 @@ pub fn run(args: RunArgs) -> u8 {
         why.push(format!("{} stale baseline entr{}", b.stale.len(), if b.stale.len() == 1 { "y" } else { "ies" }));
     }
     if target_problem.is_some() {
-        why.push("the target could not be reached".into());
+        why.push(
+            if matches!(probe, Some(Probe::Unsupported(_))) {
+                "the target speaks no revision mcpcert tests"
+            } else {
+                "the target could not be reached"
+            }
+            .into(),
+        );
     }
     if contract_failed {
         why.push("the contract could not be written".into());

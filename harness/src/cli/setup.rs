@@ -33,7 +33,7 @@ pub fn target_from(args: &RunArgs, cfg_file: Option<&(PathBuf, ConfigFile)>) -> 
             if !(u.starts_with("http://") || u.starts_with("https://")) {
                 return Err(format!("--http needs an http:// or https:// URL (got `{u}`)"));
             }
-            Ok(TargetSpec::Http(HttpSpec { url: u, headers, secret_headers, client: Default::default() }))
+            Ok(TargetSpec::Http(HttpSpec { url: u, headers, secret_headers, client: Default::default(), sse: Default::default() }))
         }
         (None, None) => Err("say what to test: --stdio 'CMD ARG…', --http URL, or --config FILE".into()),
     }

@@ -93,7 +93,7 @@ impl Default for Policy {
             template_values: BTreeMap::new(),
             call_fixtures: true,
             load: None,
-            open_world_calls: true,
+            open_world_calls: false,
         }
     }
 }
@@ -114,7 +114,7 @@ impl Policy {
         }
         p.probe_uncallable = c.calls.probe_uncallable.unwrap_or(false);
         p.call_fixtures = c.calls.fixtures.unwrap_or(true);
-        p.open_world_calls = c.calls.open_world.unwrap_or(true);
+        p.open_world_calls = c.calls.open_world.unwrap_or(false);
         p.prompt_arguments = c.prompts.iter().map(|(k, v)| (k.clone(), v.arguments.clone())).collect();
         p.template_values = c.templates.iter().map(|(k, v)| (k.clone(), v.values.clone())).collect();
         if let Some(n) = c.completion.max_probes {
@@ -144,30 +144,35 @@ impl Policy {
     /// Whether the operator lets mcpcert call this tool, and why not.
     /// By default only tools marked `readOnlyHint: true`; `[tools.NAME]
     /// call = true` allows one, `call = false` keeps any tool out.
+    /// By default only tools marked `readOnlyHint: true` that also say
+    /// `openWorldHint: false` (a tool that may reach the world would reach
+    /// hosts outside the test, whatever its arguments); `[calls] open_world
+    /// = true` lets read-only open-world tools be called too. `[tools.NAME]
+    /// call = true` allows one tool (the operator's decision), `call =
+    /// false` keeps any tool out.
     pub fn call_allowed(&self, tool: &Value, name: &str) -> Result<(), String> {
-        if let Some(why) = self.refuses_open_world(tool) {
-            return Err(why);
-        }
         match self.tools.get(name).and_then(|c| c.call) {
             Some(true) => Ok(()),
             Some(false) => Err("the config says call = false".into()),
             None => {
-                if tool.pointer("/annotations/readOnlyHint") == Some(&Value::Bool(true)) {
-                    Ok(())
-                } else {
-                    Err("not marked readOnlyHint: true and not allowed in the config ([tools.NAME] call = true)".into())
+                if tool.pointer("/annotations/readOnlyHint") != Some(&Value::Bool(true)) {
+                    return Err("not marked readOnlyHint: true and not allowed in the config ([tools.NAME] call = true)".into());
+                }
+                match self.refuses_open_world(tool) {
+                    Some(why) => Err(why),
+                    None => Ok(()),
                 }
             }
         }
     }
 
-    /// Why a tool is not called at all under `[calls] open_world = false`:
-    /// it may reach hosts outside the test (`openWorldHint` true, or absent:
-    /// the spec's default is true).
+    /// Why a read-only tool is not called: it may reach hosts outside the
+    /// test (`openWorldHint` true, or absent: the spec's default is true)
+    /// and the run does not allow that (`[calls] open_world`, off by default).
     pub fn refuses_open_world(&self, tool: &Value) -> Option<String> {
         let closed = tool.pointer("/annotations/openWorldHint") == Some(&Value::Bool(false));
         (!self.open_world_calls && !closed).then(|| {
-            "its openWorldHint is true or absent (the spec's default is true) and the config refuses open-world calls ([calls] open_world = false)".into()
+            "read-only, but its openWorldHint is true or absent (the spec's default is true): it may reach hosts outside the test, which mcpcert never makes a server do unless the config allows it ([calls] open_world = true, or [tools.NAME] call = true)".into()
         })
     }
 
@@ -256,16 +261,18 @@ mod tests {
     fn call_policy() {
         let mut p = Policy::default();
         let ro = json!({"name": "a", "annotations": {"readOnlyHint": true}});
+        let closed = json!({"name": "c", "annotations": {"readOnlyHint": true, "openWorldHint": false}});
         let rw = json!({"name": "b"});
-        assert!(p.call_allowed(&ro, "a").is_ok());
+        assert!(p.call_allowed(&closed, "c").is_ok());
+        assert!(p.call_allowed(&ro, "a").is_err(), "by default a read-only tool that may reach the world is not called");
         assert!(p.call_allowed(&rw, "b").is_err());
+        p.open_world_calls = true;
+        assert!(p.call_allowed(&ro, "a").is_ok(), "[calls] open_world = true lets it be called");
+        assert!(p.call_allowed(&rw, "b").is_err(), "…but only if it is read-only");
         p.tools.insert("a".into(), ToolConfig { call: Some(false), ..Default::default() });
         p.tools.insert("b".into(), ToolConfig { call: Some(true), ..Default::default() });
         assert!(p.call_allowed(&ro, "a").is_err(), "call = false wins over readOnlyHint");
-        assert!(p.call_allowed(&rw, "b").is_ok());
         p.open_world_calls = false;
-        assert!(p.call_allowed(&rw, "b").is_err(), "open_world = false refuses a tool with no openWorldHint, call = true or not");
-        let closed = json!({"name": "c", "annotations": {"readOnlyHint": true, "openWorldHint": false}});
-        assert!(p.call_allowed(&closed, "c").is_ok());
+        assert!(p.call_allowed(&rw, "b").is_ok(), "call = true is the operator's decision, open world or not");
     }
 }

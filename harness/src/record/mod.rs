@@ -505,6 +505,10 @@ pub struct RevisionInfo {
     /// HTTP: served only when the MCP header names had the spec's letter case.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub header_names_case_sensitive: Option<bool>,
+    /// Initialize era: the version the server's `initialize` result named
+    /// (that revision is served if mcpcert knows it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub negotiated: Option<String>,
     /// Why the target could not be reached at all for this revision.
     #[serde(skip)]
     pub unreachable: Option<String>,
@@ -520,6 +524,7 @@ impl RevisionInfo {
             server_info: None,
             session_id_issued: None,
             header_names_case_sensitive: None,
+            negotiated: None,
             unreachable: None,
         }
     }

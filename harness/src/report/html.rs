@@ -198,7 +198,7 @@ pub fn identities(revisions: &[crate::record::RevisionInfo]) -> Vec<(String, &'s
     revisions
         .iter()
         .filter_map(|r| {
-            let where_ = if r.revision == crate::record::Revision::Modern { "server/discover" } else { "initialize" };
+            let where_ = if r.revision.is_stateless() { "server/discover" } else { "initialize" };
             r.server_info.as_ref().and_then(named).map(|n| (r.revision.to_string(), where_, n))
         })
         .collect()

@@ -331,7 +331,9 @@ impl Runner {
             // list everything it serves); a server that does not have it
             // answers the case's request with an error, which fails it.
             // Only the call policy may still need the tool's descriptor.
-            if self.policy.requirements && (f.kind != FixtureKind::Tool || self.policy.open_world_calls) {
+            // (Conformance fixtures do what the set defines, nothing that
+            // leaves the machine: the open-world rule does not hold them back.)
+            if self.policy.requirements {
                 continue;
             }
             let advertised = cx.advertises(list.capability());
@@ -347,14 +349,6 @@ impl Runner {
                     }
                     Ok(w) => {
                         let item = w.items.iter().find(|i| i.get(key).and_then(|v| v.as_str()) == Some(f.name.as_str()));
-                        if f.kind == FixtureKind::Tool
-                            && let Some(why) = item.and_then(|t| self.policy.refuses_open_world(t))
-                        {
-                            return Some((
-                                Verdict::NotApplicable,
-                                format!("calls to the conformance fixture {f} are turned off by the config: {why}"),
-                            ));
-                        }
                         let found = item.is_some();
                         if !found && let Some(p) = w.partial() {
                             return Some((
@@ -366,14 +360,6 @@ impl Runner {
                     }
                 }
             };
-            if !listed && self.policy.requirements {
-                return Some((
-                    Verdict::NotApplicable,
-                    format!(
-                        "calls to the conformance fixture {f} are turned off by the config: it is not listed, so its openWorldHint is unknown, and [calls] open_world = false refuses a tool that may reach the world"
-                    ),
-                ));
-            }
             if !listed {
                 let why = if advertised {
                     format!("the server does not list {f} (in {})", list.method())
@@ -390,13 +376,36 @@ impl Runner {
         None
     }
 
+    /// The revisions this run probed, for a message.
+    fn probed(&self) -> String {
+        self.revision_infos().iter().map(|i| i.revision.as_str()).collect::<Vec<_>>().join(" and ")
+    }
+
     fn not_applicable(&self, case: &Case) -> Option<String> {
         let transport = self.session.transport();
         if !case.applies.transports.is_empty() && !case.applies.transports.contains(&transport) {
             let names: Vec<&str> = case.applies.transports.iter().map(|t| t.as_str()).collect();
             return Some(format!("applies to {} targets only; this target is {transport}", names.join("/")));
         }
-        let info = self.session.info(case.revision)?;
+        // HTTP-only cases judge the HTTP transport of their revision.
+        if case.applies.transports == [crate::transport::Transport::Http] {
+            let sse = matches!(self.session.target(), crate::transport::TargetSpec::Http(h) if h.sse.get());
+            match (case.revision.http(), sse) {
+                (crate::wire::HttpTransport::Streamable, true) => {
+                    return Some(format!(
+                        "a rule of {}'s Streamable HTTP; this server is reached over HTTP with SSE, 2024-11-05's transport",
+                        case.revision
+                    ));
+                }
+                (crate::wire::HttpTransport::SseStream, false) => {
+                    return Some(format!("a rule of {}'s HTTP with SSE; this server answers over Streamable HTTP", case.revision));
+                }
+                _ => {}
+            }
+        }
+        let Some(info) = self.session.info(case.revision) else {
+            return Some(format!("the run did not probe {}: it tests {}", case.revision, self.probed()));
+        };
         if !info.supported {
             if info.unreachable.is_some() {
                 return None;

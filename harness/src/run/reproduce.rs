@@ -6,7 +6,7 @@ use crate::checks::Scope;
 use crate::record::Exchange;
 use crate::suite::Case;
 use crate::transport::{TargetSpec, shell_quote};
-use crate::wire::{self, MetaMode, Revision};
+use crate::wire::{self, MetaMode};
 use serde_json::json;
 
 /// Shows a `curl -i` reply (on stderr) and keeps the session id it carries.
@@ -52,13 +52,31 @@ pub fn reproducer(case: &Case, transcript: &[Exchange], rerun_base: &str, target
                 out.push(pipe(&lines));
             } else if !out.iter().any(|l| l.starts_with("printf")) {
                 // A check over the whole session: show how to watch the raw output.
-                let starter = match case.revision {
-                    Revision::Modern => {
-                        wire::request(&json!(1), "server/discover", wire::modern_params(None, MetaMode::Full, wire::MODERN))
-                    }
-                    Revision::Legacy => wire::request(&json!(1), "initialize", Some(wire::initialize_params(wire::LEGACY))),
+                let rev = case.revision;
+                let starter = if rev.is_stateless() {
+                    wire::request(&json!(1), "server/discover", wire::modern_params(None, MetaMode::Full, rev.as_str()))
+                } else {
+                    wire::request(&json!(1), "initialize", Some(wire::initialize_params(rev.as_str())))
                 };
                 out.push(pipe(&[starter.to_string()]));
+            }
+        }
+        TargetSpec::Http(h) if h.sse.get() => {
+            // HTTP with SSE (2024-11-05): messages go to the endpoint the
+            // stream names; answers come on the stream.
+            let own: String = h.headers.iter().map(|(k, _)| format!(" -H {}", shell_quote(&format!("{k}: [as in the config]")))).collect();
+            out.push(format!(
+                "# HTTP with SSE: keep this stream open; its `endpoint` event names ENDPOINT, and the answers come on it\ncurl -sS -N -H 'Accept: text/event-stream'{own} {}",
+                shell_quote(&h.url)
+            ));
+            out.push("# then, in another shell, with ENDPOINT set to that URL (resolved against the stream's):".into());
+            let mut bodies: Vec<String> = transcript.iter().find(|e| e.sent.is_some()).map(|e| e.preamble.clone()).unwrap_or_default();
+            bodies.extend(transcript.iter().filter(|e| e.http_method.is_some()).filter_map(|e| e.sent.clone()));
+            for b in bodies {
+                out.push(format!(
+                    "curl -sS -i -X POST \"$ENDPOINT\" -H 'Content-Type: application/json'{own} --data-binary {}",
+                    shell_quote(&b)
+                ));
             }
         }
         TargetSpec::Http(h) => {
@@ -94,15 +112,19 @@ pub fn reproducer(case: &Case, transcript: &[Exchange], rerun_base: &str, target
                     .take(h.headers.len())
                     .map(|(k, v)| format!(" -H {}", shell_quote(&format!("{k}: {v}"))))
                     .collect();
-                let init = wire::request(&json!(1), "initialize", Some(wire::initialize_params(wire::LEGACY)));
+                let init = wire::request(&json!(1), "initialize", Some(wire::initialize_params(case.revision.as_str())));
                 out.push(format!(
                     "{var}=$(curl -sS -i -X POST {url} -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream'{own} --data-binary {} | {SESSION_ID})",
                     shell_quote(&init.to_string())
                 ));
                 let note = wire::notification("notifications/initialized", None);
+                let version = if case.revision.has(wire::Feature::ProtocolVersionHeader) {
+                    format!(" -H 'MCP-Protocol-Version: {}'", case.revision.as_str())
+                } else {
+                    String::new()
+                };
                 out.push(format!(
-                    "curl -sS -X POST {url} -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' -H 'MCP-Protocol-Version: {}' -H \"Mcp-Session-Id: ${var}\"{own} --data-binary {}",
-                    wire::LEGACY,
+                    "curl -sS -X POST {url} -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream'{version} -H \"Mcp-Session-Id: ${var}\"{own} --data-binary {}",
                     shell_quote(&note.to_string())
                 ));
                 sessions.push((v, var));

@@ -4,7 +4,7 @@
 use crate::checks::Outcome;
 use crate::session::{Msg, Session};
 use crate::suite::{Case, RawHttp, SendStep};
-use crate::wire::{self, HeaderEdit, Revision};
+use crate::wire::{self, HeaderEdit};
 
 fn label(name: Option<&str>, index: usize) -> String {
     name.map(String::from).unwrap_or_else(|| format!("step {}", index + 1))
@@ -15,9 +15,10 @@ pub async fn send(session: &Session, case: &Case, index: usize, name: Option<&st
     let rev = case.revision;
     let label = label(name, index);
     let id = s.id.clone().unwrap_or_else(|| session.next_id());
-    let params = match rev {
-        Revision::Modern => wire::modern_params(s.params.as_ref(), s.meta, s.version.as_deref().unwrap_or(wire::MODERN)),
-        Revision::Legacy => s.params.clone(),
+    let params = if rev.is_stateless() {
+        wire::modern_params(s.params.as_ref(), s.meta, s.version.as_deref().unwrap_or(rev.as_str()))
+    } else {
+        s.params.clone()
     };
     let body = if s.notification { wire::notification(&s.method, params) } else { wire::request(&id, &s.method, params) };
     let edits: Vec<HeaderEdit> = s.edits();

@@ -32,7 +32,7 @@ impl Session {
         work: impl Future<Output = T>,
     ) -> (T, Option<Exchange>) {
         let sid = session.map(str::to_string).or_else(|| self.main_session_id(rev).map(str::to_string));
-        let Some(sid) = sid.filter(|_| self.transport() == Transport::Http && rev == Revision::Legacy) else {
+        let Some(sid) = sid.filter(|_| self.transport() == Transport::Http && !rev.is_stateless()) else {
             return (work.await, None);
         };
         let mut conn = match self.open() {

@@ -245,10 +245,7 @@ impl Session {
     /// A request with a new id; for 2026-07-28 the params get the full `_meta`.
     pub fn request(&self, rev: Revision, method: &str, params: Option<Value>) -> Value {
         let id = self.next_id();
-        let p = match rev {
-            Revision::Modern => wire::modern_params(params.as_ref(), MetaMode::Full, wire::MODERN),
-            Revision::Legacy => params,
-        };
+        let p = if rev.is_stateless() { wire::modern_params(params.as_ref(), MetaMode::Full, rev.as_str()) } else { params };
         wire::request(&id, method, p)
     }
 
@@ -337,13 +334,30 @@ impl Session {
     /// it is one of them until the caller is done with it (or drops it
     /// once the process has answered).
     pub async fn fresh(&self, rev: Revision, handshake: bool, case: &str) -> Result<Fresh, SessionError> {
+        // The first message's id is taken before anything waits: fresh
+        // processes opened together get their ids in the order asked.
+        let discover = rev.is_stateless() && handshake && self.transport() == Transport::Stdio;
+        let first_id = (discover || (!rev.is_stateless() && handshake)).then(|| self.next_id());
         let permit = if self.transport() == Transport::Stdio { self.starting.clone().acquire_owned().await.ok() } else { None };
         let mut conn = self.open()?;
-        if rev == Revision::Legacy && handshake {
-            return match self.handshake(&mut conn, Some(case)).await {
+        if let (false, true, Some(id)) = (rev.is_stateless(), handshake, first_id.clone()) {
+            return match self.handshake(&mut conn, rev, Some(case), id).await {
                 Ok((_, exchanges, preamble)) => Ok(Fresh { conn, preamble, exchanges, permit }),
                 Err(e) => Err(SessionError::Handshake(e.why)),
             };
+        }
+        // A 2026-07-28 process is first asked `server/discover`, as a client
+        // probes before any other request (stdio.mdx, backward
+        // compatibility): a server that serves both eras tells them apart
+        // by the first message, so a probe that came first on a bare process
+        // would be taken for older traffic.
+        if let (true, Some(id)) = (discover, first_id) {
+            let body = wire::request(&id, "server/discover", wire::modern_params(None, wire::MetaMode::Full, rev.as_str()));
+            let ex = self.exchange(&mut conn, &Msg::new(rev, "first: server/discover", &body), Some(case)).await;
+            if let Some(e) = &ex.error {
+                return Err(SessionError::Handshake(format!("server/discover on a fresh process: {e}")));
+            }
+            return Ok(Fresh { conn, preamble: vec![body.to_string()], exchanges: vec![ex], permit });
         }
         Ok(Fresh { conn, preamble: Vec::new(), exchanges: Vec::new(), permit })
     }

@@ -12,6 +12,9 @@ pub enum Probe {
     Ready,
     /// The target could not be started or reached at all.
     Unreachable(String),
+    /// The target answered, in no revision mcpcert tests (a version it
+    /// does not know, or none of those asked for), saying which.
+    Unsupported(String),
 }
 
 /// A failed handshake: why, what was exchanged, and whether there was no
@@ -26,11 +29,14 @@ pub(super) type Handshake = (Value, Vec<Exchange>, Vec<String>);
 
 impl Session {
     /// Detect what the target serves (`wanted`: only that revision, or
-    /// None for both) and keep one connection per revision.
+    /// None for the newest of each era) and keep one connection per
+    /// revision served: the stateless one, and the initialize-era revision
+    /// the server negotiates (asked for the newest, or for `wanted`).
     pub async fn prepare(&mut self, wanted: Option<Revision>) -> Probe {
-        let want_modern = wanted.is_none_or(|r| r == Revision::Modern);
-        let want_legacy = wanted.is_none_or(|r| r == Revision::Legacy);
-        // The legacy probe also tells whether a 2026-07-28 server is
+        let want_stateless = wanted.is_none_or(|r| r.is_stateless());
+        let want_initialize = wanted.is_none_or(|r| !r.is_stateless());
+        let asked = wanted.filter(|r| !r.is_stateless()).unwrap_or(Revision::NEWEST_INITIALIZE);
+        // The initialize probe also tells whether a 2026-07-28 server is
         // dual-era (which decides the modern-only rules), so it runs even
         // when only 2026-07-28 is tested; then its state is not kept. Each
         // probe has request ids of its own. Over HTTP the two go out
@@ -38,28 +44,40 @@ impl Session {
         // alone (a server's start-up can take the machine for seconds, and
         // two starting at once have crashed servers with a persistent
         // store), and the pool of processes started ahead waits for them.
-        let modern_probe =
-            super::with_ids_from(super::MODERN_PROBE_IDS, async { if want_modern { Some(self.probe_modern_again().await) } else { None } });
+        let modern_probe = super::with_ids_from(super::MODERN_PROBE_IDS, async {
+            if want_stateless { Some(self.probe_modern_again().await) } else { None }
+        });
+        let exact = wanted.is_some();
         let (modern, legacy) = if self.transport() == Transport::Stdio {
             let modern = modern_probe.await;
             let answered = modern.as_ref().is_some_and(|m| m.info.unreachable.is_none());
-            (modern, super::with_ids_from(super::LEGACY_PROBE_IDS, self.probe_legacy_again(answered)).await)
+            (modern, super::with_ids_from(super::LEGACY_PROBE_IDS, self.probe_legacy_again(asked, exact, answered)).await)
         } else {
-            tokio::join!(modern_probe, super::with_ids_from(super::LEGACY_PROBE_IDS, self.probe_legacy_again(true)))
+            tokio::join!(modern_probe, super::with_ids_from(super::LEGACY_PROBE_IDS, self.probe_legacy_again(asked, exact, true)))
         };
         if let Some(st) = modern {
-            self.revs.insert(Revision::Modern, st);
+            self.revs.insert(Revision::NEWEST_STATELESS, st);
         }
-        if let Some(m) = self.revs.get_mut(&Revision::Modern)
+        if let Some(m) = self.revs.get_mut(&Revision::NEWEST_STATELESS)
             && m.info.supported
         {
             m.dual_era = Some(legacy.info.supported);
         }
-        if want_legacy {
-            self.revs.insert(Revision::Legacy, legacy);
-        } else {
-            if let Some(c) = legacy.main.lock().await.as_mut() {
-                c.shutdown().await;
+        if want_initialize {
+            self.revs.insert(legacy.info.revision, legacy);
+        } else if let Some(c) = legacy.main.lock().await.as_mut() {
+            c.shutdown().await;
+        }
+        // One era answered, the other got nothing: the server does not
+        // speak the other (older servers close or hang on a method they do
+        // not know, such as server/discover), which is no reason to call
+        // the target unreachable for it.
+        let answered: Vec<Revision> = self.revs.values().filter(|s| s.info.supported).map(|s| s.info.revision).collect();
+        if let Some(other) = answered.first() {
+            for st in self.revs.values_mut().filter(|s| !s.info.supported) {
+                if let Some(why) = st.info.unreachable.take() {
+                    st.info.reason = format!("{why}; the server answers {other}, so it is taken not to speak {}", st.info.revision);
+                }
             }
         }
         let infos: Vec<&RevisionInfo> = self.revs.values().map(|s| &s.info).collect();
@@ -69,9 +87,17 @@ impl Session {
         }
         if !infos.iter().any(|i| i.supported) {
             let why: Vec<String> = infos.iter().map(|i| format!("{}: {}", i.revision, i.reason)).collect();
-            return Probe::Unreachable(format!("the target answered but speaks none of the revisions asked for ({})", why.join("; ")));
+            return Probe::Unsupported(format!(
+                "the target answered, but in none of the revisions mcpcert tests that were asked for ({})",
+                why.join("; ")
+            ));
         }
         Probe::Ready
+    }
+
+    /// The revisions the probes found served (what the run tests).
+    pub fn served(&self) -> Vec<Revision> {
+        self.revs.values().filter(|s| s.info.supported).map(|s| s.info.revision).collect()
     }
 
     /// The 2026-07-28 probe; over stdio a process that did not answer at
@@ -92,8 +118,8 @@ impl Session {
     /// answering initialize is tried once more, and so is one that gave no
     /// answer in time when the 2026-07-28 probe got none either (the target
     /// may be slow to start, not silent).
-    async fn probe_legacy_again(&self, other_answered: bool) -> RevSession {
-        let first = self.probe_legacy().await;
+    async fn probe_legacy_again(&self, asked: Revision, exact: bool, other_answered: bool) -> RevSession {
+        let first = self.probe_legacy(asked, exact).await;
         let died = first.info.unreachable.as_deref().is_some_and(|w| w.contains("connection closed"));
         let retry = self.transport() == Transport::Stdio && first.info.unreachable.is_some() && (died || !other_answered);
         if !retry {
@@ -103,16 +129,20 @@ impl Session {
         if let Some(c) = first.main.lock().await.as_mut() {
             c.shutdown().await;
         }
-        let mut again = self.probe_legacy().await;
+        let mut again = self.probe_legacy(asked, exact).await;
         again.info.reason = retried(&again, &why);
         again
     }
 
     async fn probe_modern(&self) -> RevSession {
-        let mut st = blank(Revision::Modern);
+        let mut st = blank(Revision::NEWEST_STATELESS);
         let Some(mut conn) = probe_conn(self, &mut st) else { return st };
-        let body = wire::request(&self.next_id(), "server/discover", wire::modern_params(None, MetaMode::Full, wire::MODERN));
-        let mut ex = self.exchange(&mut conn, &Msg::new(Revision::Modern, "probe: server/discover", &body), None).await;
+        let body = wire::request(
+            &self.next_id(),
+            "server/discover",
+            wire::modern_params(None, MetaMode::Full, Revision::NEWEST_STATELESS.as_str()),
+        );
+        let mut ex = self.exchange(&mut conn, &Msg::new(Revision::NEWEST_STATELESS, "probe: server/discover", &body), None).await;
         file(&st, &ex);
         // A header rejection of a correct request may be a server that
         // reads header names case-sensitively (reqwest sends them in lower
@@ -120,8 +150,13 @@ impl Session {
         // carry on with it (the name-case cases say what happened).
         let rejected = ex.status == Some(400) || ex.error_code() == Some(-32020);
         if rejected && self.target.url().is_some_and(|u| u.starts_with("http://")) {
-            let body = wire::request(&self.next_id(), "server/discover", wire::modern_params(None, MetaMode::Full, wire::MODERN));
-            let msg = Msg::new(Revision::Modern, "probe: server/discover, header names spelt as the spec does", &body).exact_names(true);
+            let body = wire::request(
+                &self.next_id(),
+                "server/discover",
+                wire::modern_params(None, MetaMode::Full, Revision::NEWEST_STATELESS.as_str()),
+            );
+            let msg = Msg::new(Revision::NEWEST_STATELESS, "probe: server/discover, header names spelt as the spec does", &body)
+                .exact_names(true);
             let retry = self.exchange(&mut conn, &msg, None).await;
             file(&st, &retry);
             if retry.result().is_some_and(|r| r.get("supportedVersions").is_some() || r.get("capabilities").is_some()) {
@@ -160,28 +195,84 @@ impl Session {
         st
     }
 
-    async fn probe_legacy(&self) -> RevSession {
-        let mut st = blank(Revision::Legacy);
+    /// `initialize` asking for `asked`: the revision the server negotiates
+    /// is served if mcpcert knows it (`exact`: only `asked` itself, the
+    /// revision the operator asked for).
+    async fn probe_legacy(&self, asked: Revision, exact: bool) -> RevSession {
+        let mut st = blank(asked);
         let Some(mut conn) = probe_conn(self, &mut st) else { return st };
-        match self.handshake(&mut conn, None).await {
+        let mut shaken = self.handshake(&mut conn, asked, None, self.next_id()).await;
+        // An HTTP target that refuses the POST may serve 2024-11-05's HTTP
+        // with SSE: a GET stream names where messages go.
+        let mut over_sse = None;
+        if let Err(e) = &shaken
+            && let Some(first) = e.exchanges.first()
+            && first.response.is_none()
+            && first.status.is_some_and(|s| s >= 400)
+            && let Ok(mut sse) = Connection::open_sse(&self.target, &self.limits)
+        {
+            match self.handshake(&mut sse, asked, None, self.next_id()).await {
+                Ok(h) => {
+                    for ex in &e.exchanges {
+                        file(&st, ex);
+                    }
+                    let endpoint = sse.sse_facts().and_then(|f| f.endpoint_data.clone()).unwrap_or_default();
+                    over_sse = Some(format!(
+                        "; over HTTP with SSE, 2024-11-05's transport (the POST got HTTP {}; GET {} opened a stream whose endpoint event named {:?})",
+                        first.status.unwrap_or(0),
+                        crate::transport::redact_url(self.target.url().unwrap_or("")),
+                        crate::record::clip(&endpoint, 120)
+                    ));
+                    if let crate::transport::TargetSpec::Http(h) = &self.target {
+                        h.sse.set();
+                    }
+                    conn = sse;
+                    shaken = Ok(h);
+                }
+                Err(e2) => {
+                    let mut e = shaken.unwrap_err();
+                    e.why = format!("{}; it does not serve HTTP with SSE there either ({})", e.why, e2.why);
+                    e.exchanges.extend(e2.exchanges);
+                    shaken = Err(e);
+                }
+            }
+        }
+        match shaken {
             Ok((result, exs, lines)) => {
                 for ex in &exs {
                     file(&st, ex);
                 }
-                let v = result.get("protocolVersion").and_then(|v| v.as_str()).unwrap_or("");
+                let v = result.get("protocolVersion").and_then(|v| v.as_str()).unwrap_or("").to_string();
                 // The server named itself, whichever version it negotiated.
                 st.info.server_info = result.get("serverInfo").cloned();
-                if v == wire::LEGACY {
-                    st.info.supported = true;
-                    st.info.reason = "initialize negotiated 2025-11-25".into();
-                    st.info.capabilities = Some(result.get("capabilities").cloned().unwrap_or(json!({})));
-                    if conn.transport() == crate::transport::Transport::Http {
-                        st.info.session_id_issued = Some(conn.session_id().is_some());
-                        st.session_id = conn.session_id().map(String::from);
+                st.info.negotiated = Some(v.clone());
+                let served = Revision::parse(&v).filter(|r| !r.is_stateless() && (!exact || *r == asked));
+                match served {
+                    Some(rev) => {
+                        st.info.revision = rev;
+                        st.info.supported = true;
+                        st.info.reason = if rev == asked {
+                            format!("initialize negotiated {v}")
+                        } else {
+                            format!("answers initialize with {v} only (asked for {asked}, it negotiated {v}): mcpcert tests {v}")
+                        };
+                        if let Some(how) = &over_sse {
+                            st.info.reason.push_str(how);
+                        }
+                        st.info.capabilities = Some(result.get("capabilities").cloned().unwrap_or(json!({})));
+                        if conn.transport() == crate::transport::Transport::Http {
+                            st.info.session_id_issued = Some(conn.session_id().is_some());
+                            st.session_id = conn.session_id().map(String::from);
+                        }
+                        st.preamble = lines;
                     }
-                    st.preamble = lines;
-                } else {
-                    st.info.reason = format!("initialize for 2025-11-25 negotiated `{v}` instead");
+                    None if Revision::parse(&v).is_none() => {
+                        st.info.reason = format!(
+                            "initialize for {asked} negotiated `{v}`, a protocol version mcpcert does not know (it tests {})",
+                            Revision::ALL.iter().map(|r| r.as_str()).collect::<Vec<_>>().join(", ")
+                        );
+                    }
+                    None => st.info.reason = format!("initialize for {asked} negotiated `{v}` instead"),
                 }
             }
             Err(e) => {
@@ -201,9 +292,17 @@ impl Session {
     /// initialize + notifications/initialized on `conn` (its session id is
     /// kept). Returns the InitializeResult, the exchanges, and (stdio) the
     /// lines sent. The exchanges are filed under `log` (None: not at all).
-    pub(super) async fn handshake(&self, conn: &mut Connection, log: Option<&str>) -> Result<Handshake, Box<HandshakeError>> {
-        let body = wire::request(&self.next_id(), "initialize", Some(wire::initialize_params(wire::LEGACY)));
-        let ex = self.exchange(conn, &Msg::new(Revision::Legacy, "handshake: initialize", &body), log).await;
+    /// `id`: the initialize's (taken by the caller before anything waits,
+    /// so that processes started together get their ids in a set order).
+    pub(super) async fn handshake(
+        &self,
+        conn: &mut Connection,
+        rev: Revision,
+        log: Option<&str>,
+        id: Value,
+    ) -> Result<Handshake, Box<HandshakeError>> {
+        let body = wire::request(&id, "initialize", Some(wire::initialize_params(rev.as_str())));
+        let ex = self.exchange(conn, &Msg::new(rev, "handshake: initialize", &body), log).await;
         let mut lines = vec![body.to_string()];
         if let Some(e) = &ex.error {
             return Err(Box::new(HandshakeError {
@@ -221,8 +320,12 @@ impl Session {
         };
         conn.set_session_id(ex.header("mcp-session-id").map(|s| s.to_string()));
         let note = wire::notification("notifications/initialized", None);
+        // From here on the session speaks the revision negotiated (its
+        // MCP-Protocol-Version header, where the revision has one).
+        let now =
+            result.get("protocolVersion").and_then(|v| v.as_str()).and_then(Revision::parse).filter(|r| !r.is_stateless()).unwrap_or(rev);
         // Nothing is due back; whatever comes is read with the next exchange.
-        let ex2 = self.exchange(conn, &Msg::new(Revision::Legacy, "handshake: notifications/initialized", &note).no_linger(), log).await;
+        let ex2 = self.exchange(conn, &Msg::new(now, "handshake: notifications/initialized", &note).no_linger(), log).await;
         lines.push(note.to_string());
         Ok((result, vec![ex, ex2], lines))
     }

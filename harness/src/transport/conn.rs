@@ -5,6 +5,7 @@
 //! process's exit), each answered for both transports.
 
 use super::http::{Done, HttpReply, HttpTarget};
+use super::legacy_sse::{SseClient, SseReply, StreamFacts};
 use super::stdio::{GRACE, StdioTarget, StdoutAudit};
 use super::{Frame, Limits, OpenError, TargetSpec, Transport, TransportError, clip};
 use serde_json::Value;
@@ -78,6 +79,22 @@ pub struct Incoming {
 }
 
 impl Incoming {
+    fn from_sse(reply: SseReply) -> Incoming {
+        let mut frames = reply.frames;
+        let response = reply.response_index.and_then(|i| frames[i].value.take());
+        Incoming {
+            status: reply.status,
+            headers: reply.headers,
+            body: reply.body,
+            response_frame: reply.response_index.filter(|_| response.is_some()),
+            response,
+            frames,
+            error: reply.error,
+            ms: reply.ms,
+            stderr: String::new(),
+        }
+    }
+
     /// `keep_values`: the response's frame keeps its parsed value too (a
     /// watched stream's frames are judged as they came).
     fn from_http(reply: HttpReply, keep_values: bool) -> Incoming {
@@ -106,7 +123,12 @@ pub struct Connection(Inner);
 
 enum Inner {
     Stdio(Box<StdioTarget>),
-    Http { target: HttpTarget, session: Option<String> },
+    Http {
+        target: HttpTarget,
+        session: Option<String>,
+    },
+    /// 2024-11-05's HTTP with SSE: one stream, POSTs to its endpoint.
+    Sse(Box<SseClient>),
 }
 
 impl Connection {
@@ -114,8 +136,26 @@ impl Connection {
     pub fn open(spec: &TargetSpec, limits: &Limits) -> Result<Connection, OpenError> {
         Ok(Connection(match spec {
             TargetSpec::Stdio(s) => Inner::Stdio(Box::new(StdioTarget::spawn(s, limits)?)),
+            TargetSpec::Http(h) if h.sse.get() => Inner::Sse(Box::new(SseClient::new(HttpTarget::new(h, limits)?))),
             TargetSpec::Http(h) => Inner::Http { target: HttpTarget::new(h, limits)?, session: None },
         }))
+    }
+
+    /// A connection over 2024-11-05's HTTP with SSE, whatever the spec says
+    /// (the probe that finds out whether the target serves it).
+    pub fn open_sse(spec: &TargetSpec, limits: &Limits) -> Result<Connection, OpenError> {
+        match spec {
+            TargetSpec::Http(h) => Ok(Connection(Inner::Sse(Box::new(SseClient::new(HttpTarget::new(h, limits)?))))),
+            TargetSpec::Stdio(_) => Err(OpenError("HTTP with SSE needs an HTTP target".into())),
+        }
+    }
+
+    /// HTTP with SSE: what its stream told (None for other transports).
+    pub fn sse_facts(&self) -> Option<&StreamFacts> {
+        match &self.0 {
+            Inner::Sse(c) => Some(&c.facts),
+            _ => None,
+        }
     }
 
     /// HTTP: a second handle on the same client and session, so that
@@ -124,14 +164,15 @@ impl Connection {
     pub fn http_clone(&self) -> Option<Connection> {
         match &self.0 {
             Inner::Http { target, session } => Some(Connection(Inner::Http { target: target.clone(), session: session.clone() })),
-            Inner::Stdio(_) => None,
+            // One stream carries every answer: one reader.
+            Inner::Stdio(_) | Inner::Sse(_) => None,
         }
     }
 
     pub fn transport(&self) -> Transport {
         match &self.0 {
             Inner::Stdio(_) => Transport::Stdio,
-            Inner::Http { .. } => Transport::Http,
+            Inner::Http { .. } | Inner::Sse(_) => Transport::Http,
         }
     }
 
@@ -172,6 +213,9 @@ impl Connection {
                 inc.stderr = clip(&t.take_stderr(), 8 * 1024);
                 inc
             }
+            Inner::Sse(c) => {
+                Incoming::from_sse(c.exchange(out.headers, out.body, out.expect_id, out.progress, out.answer, out.linger).await)
+            }
             Inner::Http { target, .. } => {
                 let body = out.body.map(|b| b.as_bytes().to_vec());
                 let reply = if out.exact_names {
@@ -208,6 +252,20 @@ impl Connection {
                 inc.stderr = clip(&t.take_stderr(), 8 * 1024);
                 inc
             }
+            Inner::Sse(c) => {
+                // What the stream brings for the window (no reply awaited).
+                let start = Instant::now();
+                let mut inc = Incoming::from_sse(c.exchange(out.headers, out.body, None, None, out.answer, true).await);
+                while start.elapsed() < window && !done(&inc.frames) {
+                    let more = Incoming::from_sse(c.exchange(out.headers, None, None, None, out.answer, true).await);
+                    if more.error.is_some() {
+                        inc.error = more.error;
+                        break;
+                    }
+                    inc.frames.extend(more.frames);
+                }
+                inc
+            }
             Inner::Http { target, .. } => {
                 let body = out.body.map(|b| b.as_bytes().to_vec());
                 let reply = if out.exact_names {
@@ -225,6 +283,18 @@ impl Connection {
     pub async fn read_for(&mut self, window: Duration) -> Vec<Frame> {
         match &mut self.0 {
             Inner::Stdio(t) => t.read_for(window).await,
+            Inner::Sse(c) => {
+                let start = Instant::now();
+                let mut frames = Vec::new();
+                while start.elapsed() < window {
+                    let r = c.exchange(&[], None, None, None, None, true).await;
+                    frames.extend(r.frames);
+                    if r.error.is_some() {
+                        break;
+                    }
+                }
+                frames
+            }
             Inner::Http { .. } => Vec::new(),
         }
     }
@@ -235,6 +305,7 @@ impl Connection {
         match &self.0 {
             Inner::Stdio(t) => t.answer_timeout(),
             Inner::Http { target, .. } => target.limits.request,
+            Inner::Sse(c) => c.target.limits.request,
         }
     }
 
@@ -242,7 +313,7 @@ impl Connection {
     pub fn session_id(&self) -> Option<&str> {
         match &self.0 {
             Inner::Http { session, .. } => session.as_deref(),
-            Inner::Stdio(_) => None,
+            Inner::Stdio(_) | Inner::Sse(_) => None,
         }
     }
 
@@ -256,7 +327,7 @@ impl Connection {
     pub fn stdout_audit(&self) -> Option<StdoutAudit> {
         match &self.0 {
             Inner::Stdio(t) => Some(t.audit()),
-            Inner::Http { .. } => None,
+            Inner::Http { .. } | Inner::Sse(_) => None,
         }
     }
 
@@ -264,7 +335,11 @@ impl Connection {
     /// headers first; secret values (and, with `redact_params`,
     /// `Mcp-Param-*` values) as `[redacted]`. Empty over stdio.
     pub fn shown_headers(&self, headers: &[(String, String)], redact_params: bool) -> Vec<(String, String)> {
-        let Inner::Http { target, .. } = &self.0 else { return Vec::new() };
+        let target = match &self.0 {
+            Inner::Http { target, .. } => target,
+            Inner::Sse(c) => &c.target,
+            Inner::Stdio(_) => return Vec::new(),
+        };
         target
             .spec
             .headers
@@ -283,7 +358,7 @@ impl Connection {
     pub async fn close_stdin_and_wait(&mut self, grace: Duration) -> Result<Option<String>, Transport> {
         match &mut self.0 {
             Inner::Stdio(t) => Ok(t.close_stdin_and_wait(grace).await),
-            Inner::Http { .. } => Err(Transport::Http),
+            Inner::Http { .. } | Inner::Sse(_) => Err(Transport::Http),
         }
     }
 

@@ -21,6 +21,22 @@ pub struct HttpSpec {
     /// (for a role, a load connection, a case's own) costs no client
     /// construction (tens of milliseconds, TLS set-up included).
     pub client: ClientCell,
+    /// Set once the target turns out to serve 2024-11-05's HTTP with SSE:
+    /// every connection opened from the spec and its clones then uses it.
+    pub sse: SseCell,
+}
+
+/// Whether a spec's connections use HTTP with SSE (shared by its clones).
+#[derive(Debug, Clone, Default)]
+pub struct SseCell(std::sync::Arc<std::sync::atomic::AtomicBool>);
+
+impl SseCell {
+    pub fn get(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+    pub fn set(&self) {
+        self.0.store(true, std::sync::atomic::Ordering::Relaxed)
+    }
 }
 
 /// A client shared by the clones of a spec.
@@ -109,6 +125,11 @@ impl HttpTarget {
     pub fn new(spec: &HttpSpec, limits: &Limits) -> Result<HttpTarget, OpenError> {
         reqwest::Url::parse(&spec.url).map_err(|e| OpenError(format!("invalid URL `{}`: {e}", spec.url)))?;
         Ok(HttpTarget { spec: spec.clone(), limits: limits.clone() })
+    }
+
+    /// The spec's pooled client.
+    pub(super) fn client(&self) -> Result<reqwest::Client, String> {
+        self.spec.client.get(self.tls())
     }
 
     /// Whether the target is `https` (anything else parsed as a URL here

@@ -9,13 +9,15 @@
 mod conn;
 mod exact;
 mod http;
+mod legacy_sse;
 mod process;
 mod sse;
 mod stdio;
 mod target;
 
 pub use conn::{Answer, Connection, Incoming, Outgoing};
-pub use http::HttpSpec;
+pub use http::{HttpSpec, SseCell};
+pub use legacy_sse::{SeenEvent, StreamFacts};
 pub use process::kill_all_groups;
 pub use stdio::StdoutAudit;
 pub use stdio::{GRACE, StdioSpec, shell_quote, split_command};
