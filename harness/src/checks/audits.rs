@@ -58,7 +58,7 @@ impl Check for NoServerRequests {
     const NAME: &'static str = "no_server_requests";
     const ABOUT: &'static str = "the server sent no JSON-RPC requests during the run";
     const SCOPE: Scope = Scope::Run;
-    const REVISIONS: &'static [Revision] = &[Revision::Modern];
+    const REVISIONS: &'static [Revision] = &Revision::STATELESS;
 
     async fn run(&self, cx: &Cx<'_>) -> Outcome {
         let mut out = Outcome::default();
@@ -171,7 +171,7 @@ impl Check for InputRequiredAudit {
     const NAME: &'static str = "input_required_audit";
     const ABOUT: &'static str = "no result of the run other than tools/call, prompts/get and resources/read is input_required";
     const SCOPE: Scope = Scope::Run;
-    const REVISIONS: &'static [Revision] = &[Revision::Modern];
+    const REVISIONS: &'static [Revision] = &Revision::STATELESS;
 
     async fn run(&self, cx: &Cx<'_>) -> Outcome {
         let mut out = Outcome::default();
@@ -254,7 +254,7 @@ impl Check for LogMessagesAudit {
     const NAME: &'static str = "log_messages_audit";
     const ABOUT: &'static str = "every notifications/message of the run came with a request whose _meta set io.modelcontextprotocol/logLevel, at or above that level, from a server that declares capabilities.logging";
     const SCOPE: Scope = Scope::Run;
-    const REVISIONS: &'static [Revision] = &[Revision::Modern];
+    const REVISIONS: &'static [Revision] = &Revision::STATELESS;
 
     async fn run(&self, cx: &Cx<'_>) -> Outcome {
         let (found, frames) = notifications_with_requests(cx, &["notifications/message"]);

@@ -8,7 +8,7 @@ use super::judge::admission::Rule;
 use super::judge::args::{param_headers, synth_invalid, synth_valid};
 use crate::record::Exchange;
 use crate::session::{Msg, SessionError};
-use crate::wire::{HeaderEdit, Revision};
+use crate::wire::HeaderEdit;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
@@ -227,9 +227,10 @@ fn call_request(cx: &Cx<'_>, name: &str, schema: &Value, args: &Value) -> (Value
         }
         None => body["params"]["_meta"] = json!({"progressToken": token}),
     }
-    let edits: Vec<HeaderEdit> = match cx.rev {
-        Revision::Modern => param_headers(schema, args).into_iter().map(|(k, v)| HeaderEdit::Set(k, v)).collect(),
-        Revision::Legacy => Vec::new(),
+    let edits: Vec<HeaderEdit> = if cx.rev.is_stateless() {
+        param_headers(schema, args).into_iter().map(|(k, v)| HeaderEdit::Set(k, v)).collect()
+    } else {
+        Vec::new()
     };
     (body, edits)
 }

@@ -34,7 +34,7 @@ pub struct FixtureClientRequest {
 impl Check for FixtureClientRequest {
     const NAME: &'static str = "fixture_client_request";
     const ABOUT: &'static str = "2025-11-25: on a session declaring sampling and elicitation, a fixture `tool` asks the client by `method` during the call (the request well-formed; `form`: the elicitation schema's defaults or enum forms), gets `answer`, then completes";
-    const REVISIONS: &'static [Revision] = &[Revision::Legacy];
+    const REVISIONS: &'static [Revision] = &[Revision::R2025_11_25];
 
     async fn run(&self, cx: &Cx<'_>) -> Outcome {
         let mut out = Outcome::default();
@@ -47,7 +47,7 @@ impl Check for FixtureClientRequest {
             &cx.session.next_id(),
             "initialize",
             Some(
-                json!({"protocolVersion": crate::wire::LEGACY, "capabilities": {"sampling": {}, "elicitation": {}}, "clientInfo": crate::wire::client_info()}),
+                json!({"protocolVersion": cx.rev.as_str(), "capabilities": {"sampling": {}, "elicitation": {}}, "clientInfo": crate::wire::client_info()}),
             ),
         );
         let ex = cx.exchange(&mut conn, &crate::session::Msg::new(cx.rev, "initialize declaring sampling and elicitation", &init)).await;

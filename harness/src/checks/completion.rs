@@ -79,6 +79,16 @@ impl Check for CompletionProbe {
                 out.exchanges.push(ex);
                 return out;
             }
+            // Without a `completions` capability (2024-11-05) a server says
+            // it has no completion by answering "method not found".
+            if judged == 0 && !cx.rev.has(crate::wire::Feature::CompletionsCapability) && ex.error_code() == Some(-32601) {
+                let mut na = Outcome::na(format!(
+                    "the server answers completion/complete with -32601 (method not found): it does not implement completion, which {} lets it leave out (there is no `completions` capability to say so)",
+                    cx.rev
+                ));
+                na.exchanges.push(ex);
+                return na;
+            }
             judged += 1;
             match ex.result() {
                 Some(res) => {

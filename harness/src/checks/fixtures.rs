@@ -280,7 +280,7 @@ impl FixtureCall {
 impl FixtureCall {
     fn judge(&self, cx: &Cx<'_>, r: &Value, out: &mut Outcome) {
         out.failures.extend(schema_problems(cx, "CallToolResult", r));
-        out.failures.extend(content_problems(r));
+        out.failures.extend(content_problems(r, cx.rev));
         let blocks = r.get("content").and_then(|c| c.as_array()).cloned().unwrap_or_default();
         let flagged = r.get("isError") == Some(&Value::Bool(true));
         if self.is_error && !flagged {
@@ -453,7 +453,7 @@ impl Check for FixturePrompt {
                 }
                 match m.get("content") {
                     Some(c) => {
-                        for p in content_problems(&json!({"content": [c]})) {
+                        for p in content_problems(&json!({"content": [c]}), cx.rev) {
                             out.fail(format!("{what}: messages[{i}].{}", p.replacen("content[0]", "content", 1)));
                         }
                         blocks.push(c.clone());
@@ -490,7 +490,7 @@ pub struct FixtureMissingCapability {
 impl Check for FixtureMissingCapability {
     const NAME: &'static str = "fixture_missing_capability";
     const ABOUT: &'static str = "tools/call of a fixture `tool` that needs client `capability`, declaring none: -32021 with data.requiredCapabilities naming it, HTTP 400";
-    const REVISIONS: &'static [Revision] = &[Revision::Modern];
+    const REVISIONS: &'static [Revision] = &Revision::STATELESS;
 
     async fn run(&self, cx: &Cx<'_>) -> Outcome {
         let what = format!("tools/call of the fixture {} declaring no client capabilities", self.tool);
@@ -544,7 +544,7 @@ impl Check for FixtureMissingCapability {
 /// and whether its result is one to judge.
 async fn sent(cx: &Cx<'_>, what: &str, body: &Value, out: &mut Outcome) -> Result<(Exchange, bool), String> {
     let ex = cx.on_main(what, body).await.map_err(|e| e.to_string())?;
-    if cx.rev == crate::wire::Revision::Modern && super::judge::input::is_input_required(ex.response.as_ref()) {
+    if cx.rev.is_stateless() && super::judge::input::is_input_required(ex.response.as_ref()) {
         out.fail(format!(
             "{what}: the scenario defines this fixture's result, returned at once; it answered input_required instead ({})",
             ex.result().map(brief).unwrap_or_default()

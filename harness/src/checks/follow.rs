@@ -18,7 +18,7 @@ use super::judge::input::{MAY_ASK, all_capabilities, input_required_problems, is
 use crate::record::Exchange;
 use crate::session::{Msg, SessionError};
 use crate::wire::schema::schemas;
-use crate::wire::{HeaderEdit, KEY_CLIENT_CAPS, Revision};
+use crate::wire::{HeaderEdit, KEY_CLIENT_CAPS};
 use serde_json::{Value, json};
 
 /// Retries answered at most.
@@ -69,7 +69,7 @@ pub async fn follow(cx: &Cx<'_>, label: &str, body: &Value, edits: &[HeaderEdit]
     let first = send(label.to_string(), body.clone()).await?;
     let mut f = Followed { exchanges: vec![first], problems: Vec::new(), asked: 0, still_asking: false };
     let method = body.get("method").and_then(|m| m.as_str()).unwrap_or("");
-    if cx.rev != Revision::Modern || !MAY_ASK.contains(&method) {
+    if !cx.rev.is_stateless() || !MAY_ASK.contains(&method) {
         return Ok(f);
     }
     let caps_ptr = format!("/params/_meta/{}", KEY_CLIENT_CAPS.replace('~', "~0").replace('/', "~1"));
@@ -79,7 +79,7 @@ pub async fn follow(cx: &Cx<'_>, label: &str, body: &Value, edits: &[HeaderEdit]
     loop {
         let Some(r) = f.last().result().filter(|_| is_input_required(f.last().response.as_ref())).cloned() else { return Ok(f) };
         f.asked += 1;
-        for v in schemas().validate(Revision::Modern, "InputRequiredResult", &r).iter().take(4) {
+        for v in schemas().validate(cx.rev, "InputRequiredResult", &r).iter().take(4) {
             f.problems.push(format!("{label}: the input_required result breaks the InputRequiredResult schema: {v}"));
         }
         f.problems.extend(input_required_problems(&r).into_iter().map(|p| format!("{label}: {p}")));

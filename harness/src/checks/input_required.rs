@@ -63,7 +63,7 @@ async fn input_probe(cx: &Cx<'_>, label: &str, t: &InputTool, caps: &Value, extr
 impl Check for InputRequiredProbe {
     const NAME: &'static str = "input_required_probe";
     const ABOUT: &'static str = "one rule (`check`) of multi round-trip requests, driven by the tool the config names in [input_required]";
-    const REVISIONS: &'static [Revision] = &[Revision::Modern];
+    const REVISIONS: &'static [Revision] = &Revision::STATELESS;
 
     fn exclusive(&self) -> bool {
         true

@@ -42,6 +42,10 @@ impl Check for CapabilitiesMatchHandlers {
             if self.scenario && (cap == "resources" || cap == "completions" || (cap == "prompts" && advertised)) {
                 continue;
             }
+            // 2024-11-05 has completion/complete but no capability for it.
+            if cap == "completions" && !cx.rev.has(crate::wire::Feature::CompletionsCapability) {
+                continue;
+            }
             let body = cx.request(method, params);
             // A probe whose answer must be an error (a method of a
             // capability not advertised; a completion of a prompt that
@@ -139,8 +143,8 @@ impl Check for ExitOnStdinEof {
             Err(e) => return Outcome::error(format!("could not start a fresh process: {e}")),
         };
         let body = match cx.rev {
-            Revision::Modern => cx.request("server/discover", None),
-            Revision::Legacy => cx.request("initialize", Some(wire::initialize_params(wire::LEGACY))),
+            r if r.is_stateless() => cx.request("server/discover", None),
+            r => cx.request("initialize", Some(wire::initialize_params(r.as_str()))),
         };
         let mut ex = cx.exchange(&mut conn, &Msg::new(cx.rev, "answer one request, then stdin EOF", &body)).await;
         ex.fresh = true;
@@ -173,7 +177,7 @@ impl Check for InitializeOnModern {
     const NAME: &'static str = "initialize_on_modern";
     const ABOUT: &'static str =
         "initialize, sent as a 2025-11-25 client would, is refused with an error naming the supported versions (modern-only servers)";
-    const REVISIONS: &'static [Revision] = &[Revision::Modern];
+    const REVISIONS: &'static [Revision] = &Revision::STATELESS;
 
     fn exclusive(&self) -> bool {
         true
@@ -185,10 +189,10 @@ impl Check for InitializeOnModern {
             Ok(c) => c,
             Err(e) => return Outcome::error(format!("could not open a fresh connection: {e}")),
         };
-        let body = wire::request(&cx.session.next_id(), "initialize", Some(wire::initialize_params(wire::LEGACY)));
+        let body = wire::request(&cx.session.next_id(), "initialize", Some(wire::initialize_params(Revision::NEWEST_INITIALIZE.as_str())));
         // Sent the way a 2025-11-25 client would (no 2026 headers), and not
         // this revision's traffic, so kept out of its frame log.
-        let msg = Msg::new(Revision::Legacy, "initialize (as a 2025-11-25 client)", &body);
+        let msg = Msg::new(Revision::NEWEST_INITIALIZE, "initialize (as a 2025-11-25 client)", &body);
         let mut ex = cx.session.exchange(&mut conn, &msg, None).await;
         ex.fresh = true;
         conn.shutdown().await;
@@ -226,7 +230,7 @@ pub struct SessionTerminateThen404 {}
 impl Check for SessionTerminateThen404 {
     const NAME: &'static str = "session_terminate_then_404";
     const ABOUT: &'static str = "DELETE with the session id ends the session (or is refused with 405); the ended id then gets HTTP 404";
-    const REVISIONS: &'static [Revision] = &[Revision::Legacy];
+    const REVISIONS: &'static [Revision] = &Revision::INITIALIZE_ERA;
 
     fn needs(&self) -> Vec<Need> {
         vec![Need::Transport(Transport::Http)]
@@ -280,7 +284,7 @@ pub struct SessionRequired {}
 impl Check for SessionRequired {
     const NAME: &'static str = "session_required";
     const ABOUT: &'static str = "a request without the Mcp-Session-Id the server issued gets HTTP 400, unless the server serves it (then it does not require one: n/a)";
-    const REVISIONS: &'static [Revision] = &[Revision::Legacy];
+    const REVISIONS: &'static [Revision] = &Revision::INITIALIZE_ERA;
 
     fn needs(&self) -> Vec<Need> {
         vec![Need::Transport(Transport::Http)]

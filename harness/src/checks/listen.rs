@@ -248,11 +248,8 @@ pub async fn trigger(cx: &Cx<'_>) -> Trigger {
             Trigger::Use(InputTool { tool: FIXTURE_TRIGGER.into(), arguments: json!({}) })
         }
         // Under --requirements the fixture is called as the scenario calls
-        // it, listed or not (unless the config refuses open-world calls:
-        // an unlisted tool's hint is unknown).
-        _ if cx.policy.requirements && cx.policy.open_world_calls => {
-            Trigger::Use(InputTool { tool: FIXTURE_TRIGGER.into(), arguments: json!({}) })
-        }
+        // it, listed or not.
+        _ if cx.policy.requirements => Trigger::Use(InputTool { tool: FIXTURE_TRIGGER.into(), arguments: json!({}) }),
         _ => Trigger::None,
     }
 }

@@ -64,7 +64,7 @@ impl Check for ListWalk {
         if let Some(b) = w.broken() {
             out.fail(b);
         }
-        if cx.rev == Revision::Modern {
+        if cx.rev.is_stateless() {
             out.failures.extend(cache_hint_problems(w.method(), &w.page_results()));
         }
         out
@@ -79,7 +79,7 @@ pub struct ToolsCacheHints {}
 impl Check for ToolsCacheHints {
     const NAME: &'static str = "tools_cache_hints";
     const ABOUT: &'static str = "every tools/list page carries ttlMs and cacheScope, one scope per walk";
-    const REVISIONS: &'static [Revision] = &[Revision::Modern];
+    const REVISIONS: &'static [Revision] = &Revision::STATELESS;
 
     async fn run(&self, cx: &Cx<'_>) -> Outcome {
         let w = match cx.facts.tools_walk(cx).await {
@@ -176,7 +176,7 @@ pub struct ToolsOrderStable {}
 impl Check for ToolsOrderStable {
     const NAME: &'static str = "tools_order_stable";
     const ABOUT: &'static str = "a second tools/list walk lists the tools in the same order as the shared one";
-    const REVISIONS: &'static [Revision] = &[Revision::Modern];
+    const REVISIONS: &'static [Revision] = &Revision::STATELESS;
 
     fn exclusive(&self) -> bool {
         // Two walks compared: nothing else may list meanwhile.
@@ -221,7 +221,7 @@ pub struct ToolsSameOnFresh {}
 impl Check for ToolsSameOnFresh {
     const NAME: &'static str = "tools_same_on_fresh";
     const ABOUT: &'static str = "a tools/list walk on a fresh connection or process lists the same set as the shared walk";
-    const REVISIONS: &'static [Revision] = &[Revision::Modern];
+    const REVISIONS: &'static [Revision] = &Revision::STATELESS;
 
     fn exclusive(&self) -> bool {
         // Two walks compared: nothing else may list meanwhile.

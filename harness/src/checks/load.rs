@@ -67,6 +67,18 @@ impl Check for LoadReplay {
             // or a JSON-RPC error for this request). Not a lost answer, but
             // not the serial one either.
             let shed = s.ex.refused_as_busy() && all.iter().all(|r| r.get("id") == Some(&s.id) && r.get("error").is_some());
+            // A request the transport got nothing for (a timeout, a closed
+            // connection): no judge can say what its answer was.
+            if !shed && own.is_empty() && all.is_empty() && s.ex.error.is_some() {
+                unanswered.push(format!(
+                    "request {} ({}, connection {}): {}",
+                    s.id,
+                    t.label,
+                    s.conn + 1,
+                    s.ex.error.as_ref().map(|e| e.to_string()).unwrap_or_default()
+                ));
+                continue;
+            }
             let problem = match self.judge {
                 LoadJudge::Answered | LoadJudge::Ids if shed => None,
                 LoadJudge::SameAnswers if shed => Some(format!(
@@ -78,25 +90,11 @@ impl Check for LoadReplay {
                 LoadJudge::Ids => all.iter().find(|r| r.get("id") != Some(&s.id)).map(|r| {
                     format!("request {} ({}) got a response carrying id {} instead", s.id, t.label, r.get("id").unwrap_or(&Value::Null))
                 }),
-                LoadJudge::Answered if own.is_empty() && s.ex.error.is_some() => {
-                    unanswered.push(format!(
-                        "request {} ({}, connection {}): {}",
-                        s.id,
-                        t.label,
-                        s.conn + 1,
-                        s.ex.error.as_ref().map(|e| e.to_string()).unwrap_or_default()
-                    ));
-                    None
+                // The exchange ended (HTTP status, body read, other
+                // answers) without this request's response.
+                LoadJudge::Answered if own.is_empty() => {
+                    Some(format!("request {} ({}, connection {}) got no response ({})", s.id, t.label, s.conn + 1, s.ex.summary()))
                 }
-                // The exchange ended (HTTP status, body read) without this
-                // request's response: the server answered without it.
-                LoadJudge::Answered if own.is_empty() => Some(format!(
-                    "request {} ({}, connection {}) got no response{}",
-                    s.id,
-                    t.label,
-                    s.conn + 1,
-                    s.ex.error.as_ref().map(|e| format!(": {e}")).unwrap_or_else(|| format!(" ({})", s.ex.summary()))
-                )),
                 LoadJudge::Answered if own.len() > 1 => Some(format!("request {} ({}) was answered {} times", s.id, t.label, own.len())),
                 LoadJudge::Answered => None,
                 LoadJudge::SameAnswers => own.first().and_then(|r| {
@@ -135,7 +133,7 @@ impl Check for LoadReplay {
             && out.failures.is_empty()
         {
             out.set_error(format!(
-                "{} of {} requests got no answer within the request timeout while {} connections were loaded, e.g. {first}; that is no proof the server dropped them (the machine may have been saturated), so whether every request is answered once cannot be judged ({PARTIAL})",
+                "{} of {} requests got no answer within the request timeout while {} connections were loaded, e.g. {first}; that is no proof the server dropped them (the machine may have been saturated), so what they were answered cannot be judged ({PARTIAL})",
                 unanswered.len(),
                 run.shots.len(),
                 run.connections
@@ -154,7 +152,7 @@ pub struct LoadListens {}
 impl Check for LoadListens {
     const NAME: &'static str = "load_listens";
     const ABOUT: &'static str = "opt-in (--load N): up to 4 subscriptions/listen streams (toolsListChanged) open at once on their own connections, one trigger: every tool-list change a stream gets carries its own subscriptionId only";
-    const REVISIONS: &'static [Revision] = &[Revision::Modern];
+    const REVISIONS: &'static [Revision] = &Revision::STATELESS;
 
     fn needs(&self) -> Vec<Need> {
         vec![Need::Load, Need::Trigger, Need::Transport(Transport::Http)]

@@ -24,6 +24,7 @@ mod listen;
 mod lists;
 mod load;
 mod mrtr;
+mod older;
 mod reads;
 mod registry;
 mod replay;

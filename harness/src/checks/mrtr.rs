@@ -134,7 +134,7 @@ fn retry_params(result: &Value) -> Map<String, Value> {
 }
 
 fn judge_input_required(r: &Value, what: &str, out: &mut Outcome) {
-    for v in schemas().validate(Revision::Modern, "InputRequiredResult", r).iter().take(4) {
+    for v in schemas().validate(Revision::R2026_07_28, "InputRequiredResult", r).iter().take(4) {
         out.fail(format!("{what}: the result breaks the InputRequiredResult schema: {v}"));
     }
     for p in input_required_problems(r) {
@@ -147,7 +147,7 @@ fn judge_complete(def: &str, r: &Value, what: &str, out: &mut Outcome) {
         out.fail(format!("{what}: the retry with every requested answer must complete; it asked for input again ({})", brief(r)));
         return;
     }
-    for v in schemas().validate(Revision::Modern, def, r).iter().take(4) {
+    for v in schemas().validate(Revision::R2026_07_28, def, r).iter().take(4) {
         out.fail(format!("{what}: the final result breaks the {def} schema: {v}"));
     }
     let key = if def == "GetPromptResult" { "messages" } else { "content" };
@@ -163,7 +163,7 @@ fn state_of(r: &Value) -> Option<&str> {
 impl Check for FixtureInputRequired {
     const NAME: &'static str = "fixture_input_required";
     const ABOUT: &'static str = "a multi round-trip `flow` through a conformance fixture (`tool` or `prompt`): basic (asks for `key` by `method`, then completes), request-state, multiple, multi-round, missing-response, result-type, tampered, capabilities, ignore-extra, validate-input";
-    const REVISIONS: &'static [Revision] = &[Revision::Modern];
+    const REVISIONS: &'static [Revision] = &Revision::STATELESS;
 
     async fn run(&self, cx: &Cx<'_>) -> Outcome {
         let mut out = Outcome::default();

@@ -322,7 +322,7 @@ impl Check for GetListed {
                 }
                 for (i, m) in r.get("messages").and_then(|m| m.as_array()).into_iter().flatten().enumerate() {
                     if let Some(c) = m.get("content") {
-                        for pr in content_problems(&json!({"content": [c]})) {
+                        for pr in content_problems(&json!({"content": [c]}), cx.rev) {
                             out.fail(format!("{name}: messages[{i}].{}", pr.replacen("content[0]", "content", 1)));
                         }
                     }

@@ -5,7 +5,7 @@
 
 use super::{Check, DynCheck, Scope};
 use super::{
-    audits, client_requests, completion, fixtures, headers, input_required, lifecycle, lists, load, mrtr, reads, roles, stateless,
+    audits, client_requests, completion, fixtures, headers, input_required, lifecycle, lists, load, mrtr, older, reads, roles, stateless,
     subscriptions, tools,
 };
 use crate::wire::Revision;
@@ -85,6 +85,9 @@ pub static REGISTRY: &[Entry] = &[
     entry::<reads::GetListed>(),
     entry::<load::LoadReplay>(),
     entry::<load::LoadListens>(),
+    entry::<older::BatchAccepted>(),
+    entry::<older::SseEndpoint>(),
+    entry::<older::SseMessageEvents>(),
 ];
 
 pub fn lookup(name: &str) -> Option<&'static Entry> {

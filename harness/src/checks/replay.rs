@@ -161,7 +161,7 @@ async fn templates(cx: &Cx<'_>) -> Vec<Template> {
     let mut add = |label: &str, method: &str, params: Option<Value>| {
         out.push(Template { label: label.into(), method: method.into(), params, serial: None })
     };
-    if cx.rev == Revision::Modern {
+    if cx.rev.is_stateless() {
         add("server/discover", "server/discover", None);
     }
     for list in [ListMethod::Tools, ListMethod::Prompts, ListMethod::Resources, ListMethod::Templates] {
@@ -236,17 +236,12 @@ pub async fn replay(cx: &Cx<'_>) -> Result<LoadRun, String> {
     if !unanswered.is_empty() {
         run.left_out = Some(format!("not replayed, as they got no answer when sent alone: {}", unanswered.join(", ")));
     }
-    // The connections, all open (and, over stdio, each process warmed by a
-    // first answered request, a few starting at once) before the first
-    // request of the replay: the load is the server's, not its start-up's.
-    let warm = cx.transport() == crate::transport::Transport::Stdio && cx.rev == crate::wire::Revision::Modern;
-    let warm_ups: Vec<Value> = (0..spec.connections).map(|_| cx.request("server/discover", None)).collect();
-    let opened = futures_util::future::join_all(warm_ups.iter().enumerate().map(|(c, body)| async move {
+    // The connections, all open (and, over stdio, each process warmed by
+    // its first answered message, the handshake or server/discover that
+    // `fresh` sends, a few starting at once) before the first request of
+    // the replay: the load is the server's, not its start-up's.
+    let opened = futures_util::future::join_all((0..spec.connections).map(|_| async move {
         let mut f = cx.session.fresh(cx.rev, true, cx.case).await?;
-        if warm {
-            let ex = cx.exchange(&mut f.conn, &Msg::new(cx.rev, &format!("warm-up of connection {}: server/discover", c + 1), body)).await;
-            f.exchanges.push(ex);
-        }
         f.permit = None;
         Ok::<_, crate::session::SessionError>(f)
     }))

@@ -119,7 +119,7 @@ async fn see_as(cx: &Cx<'_>, role: &Role, schemas: &[Value]) -> Result<Seen, Str
 impl Check for RolesProbe {
     const NAME: &'static str = "roles_probe";
     const ABOUT: &'static str = "one authorization rule (`check`) over what each configured role ([roles.NAME]) lists, completes and calls";
-    const REVISIONS: &'static [Revision] = &[Revision::Modern];
+    const REVISIONS: &'static [Revision] = &Revision::STATELESS;
 
     fn exclusive(&self) -> bool {
         // Lists compared across identities: nothing else may list meanwhile.

@@ -54,7 +54,7 @@ impl Check for StatelessAfterMalformed {
     const NAME: &'static str = "stateless_after_malformed";
     const ABOUT: &'static str =
         "after each malformed request on one connection, valid requests are answered as on a fresh connection that saw none";
-    const REVISIONS: &'static [Revision] = &[Revision::Modern];
+    const REVISIONS: &'static [Revision] = &Revision::STATELESS;
 
     async fn run(&self, cx: &Cx<'_>) -> Outcome {
         let mut valid: Vec<(&str, Option<Value>)> = vec![("server/discover", None)];

@@ -32,7 +32,7 @@ pub struct SubscriptionProbe {
 impl Check for SubscriptionProbe {
     const NAME: &'static str = "subscription_probe";
     const ABOUT: &'static str = "one rule (`check`) of subscriptions/listen; list-changed needs the trigger tool of [subscriptions]";
-    const REVISIONS: &'static [Revision] = &[Revision::Modern];
+    const REVISIONS: &'static [Revision] = &Revision::STATELESS;
 
     fn exclusive(&self) -> bool {
         true

@@ -213,7 +213,7 @@ impl Check for ToolResults {
                 return Outcome::partial(&format!("no listed tool may be called, but {p}"));
             }
             let mut why = if !cx.policy.open_world_calls {
-                "no tool may be called: mcpcert calls only tools marked readOnlyHint: true or allowed in the target config ([tools.NAME] call = true), and the config refuses tools whose openWorldHint is true or absent ([calls] open_world = false)".to_string()
+                "no tool may be called: mcpcert calls only tools marked readOnlyHint: true and openWorldHint: false (a tool that may reach the world would reach hosts outside the test), or allowed in the target config ([tools.NAME] call = true; [calls] open_world = true for read-only open-world tools)".to_string()
             } else {
                 "no tool may be called: mcpcert calls only tools marked readOnlyHint: true or allowed in the target config ([tools.NAME] call = true)".to_string()
             };
@@ -269,7 +269,7 @@ impl Check for ToolResults {
                     for p in &r.round_problems {
                         fail(&mut out, i, p.clone());
                     }
-                    for p in content::content_problems(&res) {
+                    for p in content::content_problems(&res, cx.rev) {
                         fail(&mut out, i, format!("{}: {p}", r.ex.label));
                     }
                 }

@@ -11,7 +11,7 @@ use super::{OTHER, Probe, ProbeKind, Want, encoded, flip_case, probe_of, probe_s
 use crate::checks::{Cx, Outcome};
 use crate::record::Exchange;
 use crate::session::Msg;
-use crate::wire::{self, HeaderEdit, MetaMode, Revision, headerval};
+use crate::wire::{self, HeaderEdit, MetaMode, headerval};
 use serde_json::{Value, json};
 
 /// One request to probe: a method and params that, sent with correct
@@ -32,11 +32,11 @@ pub(super) struct Target {
 /// The request the version and method probes use: a list the server
 /// offers, else server/discover.
 pub(super) fn standard_target(cx: &Cx<'_>) -> Target {
-    let method =
-        ["tools", "prompts", "resources"].iter().find(|c| cx.advertises(c)).map(|c| format!("{c}/list")).unwrap_or_else(|| match cx.rev {
-            Revision::Legacy => "ping".into(),
-            Revision::Modern => "server/discover".into(),
-        });
+    let method = ["tools", "prompts", "resources"]
+        .iter()
+        .find(|c| cx.advertises(c))
+        .map(|c| format!("{c}/list"))
+        .unwrap_or_else(|| if cx.rev.is_stateless() { "server/discover".into() } else { "ping".into() });
     Target { what: method.clone(), method, params: json!({}), schema: None, callable: true }
 }
 

@@ -3,7 +3,7 @@
 //! Used by the run (`tools/descriptor/*` cases) and by `mcpcert lint`.
 
 use super::Weight;
-use crate::wire::Revision;
+use crate::wire::{Feature, Revision};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -112,15 +112,16 @@ pub fn admit_tool(tool: &Value, revision: Revision, policy: &Policy) -> Vec<Find
     };
     match obj.get("name") {
         Some(Value::String(n)) => {
-            if let Some(why) = name_problem(n) {
+            if let Some(why) = name_problem(n).filter(|_| revision.has(Feature::ToolNames)) {
                 add(Rule::Name, Weight::Should, format!("name `{}`: {why}", n.escape_debug()));
             }
         }
         Some(other) => add(Rule::Shape, Weight::Must, format!("`name` must be a string; got {}", crate::wire::brief(other))),
         None => add(Rule::Shape, Weight::Must, "`name` is missing".into()),
     }
-    for key in ["title", "description"] {
-        if let Some(v) = obj.get(key)
+    let keys: &[&str] = if revision.has(Feature::Titles) { &["title", "description"] } else { &["description"] };
+    for key in keys {
+        if let Some(v) = obj.get(*key)
             && !v.is_string()
         {
             add(Rule::Annotations, Weight::Must, format!("`{key}` must be a string; got {}", crate::wire::brief(v)));
@@ -140,7 +141,7 @@ pub fn admit_tool(tool: &Value, revision: Revision, policy: &Policy) -> Vec<Find
                     ),
                 );
             }
-            for (w, m) in schema_problems(&Value::Object(s.clone()), "inputSchema") {
+            for (w, m) in schema_problems(&Value::Object(s.clone()), "inputSchema", revision) {
                 add(Rule::InputSchema, w, m);
             }
         }
@@ -149,10 +150,11 @@ pub fn admit_tool(tool: &Value, revision: Revision, policy: &Policy) -> Vec<Find
         }
     }
     // outputSchema: optional; any valid schema (2025-11-25: root type object).
-    match obj.get("outputSchema") {
+    // Before 2025-06-18 there was none: the member is not judged.
+    match obj.get("outputSchema").filter(|_| revision.has(Feature::StructuredOutput)) {
         None => {}
         Some(s @ Value::Object(m)) => {
-            if revision != Revision::Modern && m.get("type") != Some(&Value::String("object".into())) {
+            if !revision.is_stateless() && m.get("type") != Some(&Value::String("object".into())) {
                 add(
                     Rule::OutputSchema,
                     Weight::Must,
@@ -162,12 +164,12 @@ pub fn admit_tool(tool: &Value, revision: Revision, policy: &Policy) -> Vec<Find
                     ),
                 );
             }
-            for (w, msg) in schema_problems(s, "outputSchema") {
+            for (w, msg) in schema_problems(s, "outputSchema", revision) {
                 add(Rule::OutputSchema, w, msg);
             }
         }
-        Some(s @ Value::Bool(_)) if revision == Revision::Modern => {
-            for (w, msg) in schema_problems(s, "outputSchema") {
+        Some(s @ Value::Bool(_)) if revision.is_stateless() => {
+            for (w, msg) in schema_problems(s, "outputSchema", revision) {
                 add(Rule::OutputSchema, w, msg);
             }
         }
@@ -175,12 +177,12 @@ pub fn admit_tool(tool: &Value, revision: Revision, policy: &Policy) -> Vec<Find
             add(Rule::OutputSchema, Weight::Must, format!("`outputSchema` must be a JSON Schema object; got {}", crate::wire::brief(other)))
         }
     }
-    if let Some(a) = obj.get("annotations") {
+    if let Some(a) = obj.get("annotations").filter(|_| revision.has(Feature::ToolAnnotations)) {
         for m in annotation_problems(a) {
             add(Rule::Annotations, Weight::Must, m);
         }
     }
-    if revision == Revision::Modern {
+    if revision.is_stateless() {
         if let Some(s) = obj.get("inputSchema") {
             let walk = header_walk(s);
             for m in walk.problems {
@@ -233,8 +235,35 @@ pub fn name_problem(n: &str) -> Option<String> {
 
 /// Meta-validation against the schema's own dialect, then a compile
 /// without network (no remote `$ref` is ever fetched).
-pub fn schema_problems(schema: &Value, what: &str) -> Vec<(Weight, String)> {
+/// The dialect a schema without `$schema` is read in: 2020-12 where the
+/// revision says so; before 2025-11-25 the spec named none, so a schema
+/// that is valid draft-07 (the dialect of those revisions' own schema) but
+/// not valid 2020-12 is read as draft-07.
+pub fn default_draft(schema: &Value, revision: Revision) -> jsonschema::Draft {
+    let undeclared = schema.get("$schema").is_none();
+    if undeclared
+        && !revision.has(Feature::DefaultDialect)
+        && !jsonschema::meta::is_valid(schema)
+        && jsonschema::draft7::meta::is_valid(schema)
+    {
+        jsonschema::Draft::Draft7
+    } else {
+        jsonschema::Draft::Draft202012
+    }
+}
+
+pub fn schema_problems(schema: &Value, what: &str, revision: Revision) -> Vec<(Weight, String)> {
     let mut out = Vec::new();
+    if default_draft(schema, revision) == jsonschema::Draft::Draft7 {
+        if let Err(e) = jsonschema::draft7::options().build(schema) {
+            if has_remote_ref(schema) {
+                out.push((Weight::Note, format!("{what} uses a remote `$ref`, which mcpcert never fetches; it was not compiled ({e})")));
+            } else {
+                out.push((Weight::Must, format!("{what} (read as draft-07: {revision} names no dialect) does not compile: {e}")));
+            }
+        }
+        return out;
+    }
     let dialect = schema.get("$schema").and_then(|v| v.as_str());
     match jsonschema::meta::validate(schema) {
         Ok(()) => {}
@@ -254,7 +283,14 @@ pub fn schema_problems(schema: &Value, what: &str) -> Vec<(Weight, String)> {
             let at = if at.is_empty() { String::new() } else { format!(" at {at}") };
             out.push((
                 Weight::Must,
-                format!("{what} is not a valid {} schema{at}: {text}", dialect.map(dialect_name).unwrap_or("JSON Schema 2020-12")),
+                format!(
+                    "{what} is not a valid {} schema{at}: {text}",
+                    dialect.map(dialect_name).unwrap_or(if revision.has(Feature::DefaultDialect) {
+                        "JSON Schema 2020-12"
+                    } else {
+                        "JSON Schema (2020-12, nor draft-07)"
+                    })
+                ),
             ));
             return out;
         }
@@ -374,7 +410,7 @@ mod tests {
     use serde_json::json;
 
     fn rules(tool: Value) -> Vec<(Rule, Weight)> {
-        admit_tool(&tool, Revision::Modern, &Policy::default()).into_iter().map(|f| (f.rule, f.weight)).collect()
+        admit_tool(&tool, Revision::R2026_07_28, &Policy::default()).into_iter().map(|f| (f.rule, f.weight)).collect()
     }
 
     fn with_input(schema: Value) -> Value {
@@ -404,7 +440,7 @@ mod tests {
         assert_eq!(rules(json!({"name": "a b", "inputSchema": {"type": "object"}})), vec![(Rule::Name, Weight::Should)]);
         let v = admit_all(
             &[json!({"name": "x", "inputSchema": {"type": "object"}}), json!({"name": "x", "inputSchema": {"type": "object"}})],
-            Revision::Modern,
+            Revision::R2026_07_28,
             &Policy::default(),
         );
         assert!(v[0].findings.is_empty());
@@ -445,8 +481,8 @@ mod tests {
     #[test]
     fn output_schema_rules() {
         let t = json!({"name": "t", "inputSchema": {"type": "object"}, "outputSchema": {"type": "array"}});
-        assert!(admit_tool(&t, Revision::Modern, &Policy::default()).is_empty());
-        assert_eq!(admit_tool(&t, Revision::Legacy, &Policy::default())[0].rule, Rule::OutputSchema);
+        assert!(admit_tool(&t, Revision::R2026_07_28, &Policy::default()).is_empty());
+        assert_eq!(admit_tool(&t, Revision::R2025_11_25, &Policy::default())[0].rule, Rule::OutputSchema);
         assert_eq!(
             rules(json!({"name": "t", "inputSchema": {"type": "object"}, "outputSchema": {"type": 5}})),
             vec![(Rule::OutputSchema, Weight::Must)]
@@ -496,7 +532,7 @@ mod tests {
         assert_eq!(rules(out), vec![(Rule::XMcpHeader, Weight::Must)]);
         // 2025-11-25 has no x-mcp-header rule.
         let legacy = json!({"name": "t", "inputSchema": {"type": "object", "properties": {"a": {"type": "number", "x-mcp-header": "A"}}}});
-        assert!(admit_tool(&legacy, Revision::Legacy, &Policy::default()).is_empty());
+        assert!(admit_tool(&legacy, Revision::R2025_11_25, &Policy::default()).is_empty());
     }
 
     #[test]
@@ -508,7 +544,7 @@ mod tests {
         let s = json!({"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}});
         assert!(rules(with_input(s.clone())).is_empty());
         let strict = Policy { secret_names: vec!["region".into()] };
-        assert_eq!(admit_tool(&with_input(s), Revision::Modern, &strict).len(), 1);
+        assert_eq!(admit_tool(&with_input(s), Revision::R2026_07_28, &strict).len(), 1);
     }
 
     #[test]

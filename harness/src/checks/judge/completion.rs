@@ -62,7 +62,7 @@ pub fn targets_from(prompts: &[Value], templates: &[Value]) -> Vec<CompletionTar
 /// Everything wrong with one completion/complete result.
 pub fn completion_problems(result: &Value, revision: Revision) -> Vec<String> {
     let mut out = Vec::new();
-    if revision == Revision::Modern {
+    if revision.is_stateless() {
         match result.get("resultType").and_then(|t| t.as_str()) {
             Some("complete") => {}
             Some(other) => out.push(format!("resultType must be \"complete\" (completion never asks for input); got {other:?}")),
@@ -119,20 +119,27 @@ mod tests {
     #[test]
     fn completion_shapes() {
         let ok = json!({"resultType": "complete", "completion": {"values": ["a"], "total": 3, "hasMore": true}});
-        assert!(completion_problems(&ok, Revision::Modern).is_empty());
+        assert!(completion_problems(&ok, Revision::R2026_07_28).is_empty());
         let many: Vec<String> = (0..101).map(|i| i.to_string()).collect();
-        assert_eq!(completion_problems(&json!({"resultType": "complete", "completion": {"values": many}}), Revision::Modern).len(), 1);
+        assert_eq!(completion_problems(&json!({"resultType": "complete", "completion": {"values": many}}), Revision::R2026_07_28).len(), 1);
         assert_eq!(
-            completion_problems(&json!({"resultType": "complete", "completion": {"values": ["a", "b"], "total": 1}}), Revision::Modern)
+            completion_problems(
+                &json!({"resultType": "complete", "completion": {"values": ["a", "b"], "total": 1}}),
+                Revision::R2026_07_28
+            )
+            .len(),
+            1
+        );
+        assert_eq!(completion_problems(&json!({"resultType": "complete", "completion": {"values": [1]}}), Revision::R2026_07_28).len(), 1);
+        assert_eq!(
+            completion_problems(&json!({"resultType": "complete", "completion": {"values": [], "hasMore": "no"}}), Revision::R2026_07_28)
                 .len(),
             1
         );
-        assert_eq!(completion_problems(&json!({"resultType": "complete", "completion": {"values": [1]}}), Revision::Modern).len(), 1);
         assert_eq!(
-            completion_problems(&json!({"resultType": "complete", "completion": {"values": [], "hasMore": "no"}}), Revision::Modern).len(),
+            completion_problems(&json!({"resultType": "input_required", "completion": {"values": []}}), Revision::R2026_07_28).len(),
             1
         );
-        assert_eq!(completion_problems(&json!({"resultType": "input_required", "completion": {"values": []}}), Revision::Modern).len(), 1);
-        assert!(completion_problems(&json!({"completion": {"values": []}}), Revision::Legacy).is_empty());
+        assert!(completion_problems(&json!({"completion": {"values": []}}), Revision::R2025_11_25).is_empty());
     }
 }

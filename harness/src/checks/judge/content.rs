@@ -1,14 +1,22 @@
 //! Tool results: content blocks, `structuredContent` against the tool's
 //! `outputSchema`, and the serialized-JSON text mirror.
 
-use crate::wire::{Revision, brief};
+use crate::wire::{Feature, Revision, brief};
 use base64::Engine as _;
 use serde_json::Value;
 
-const KINDS: [&str; 5] = ["text", "image", "audio", "resource_link", "resource"];
+/// The content block kinds, each with the feature that brought it (None:
+/// every revision has it).
+const KINDS: [(&str, Option<Feature>); 5] =
+    [("text", None), ("image", None), ("audio", Some(Feature::Audio)), ("resource_link", Some(Feature::ResourceLinks)), ("resource", None)];
 
-/// Problems with a result's `content`, each naming the block index.
-pub fn content_problems(result: &Value) -> Vec<String> {
+/// The block kinds a revision's tool results and prompt messages may hold.
+pub fn kinds(rev: Revision) -> Vec<&'static str> {
+    KINDS.iter().filter(|(_, f)| f.is_none_or(|f| rev.has(f))).map(|(k, _)| *k).collect()
+}
+
+/// Problems with a result's `content` (by `rev`'s block kinds), each naming the block index.
+pub fn content_problems(result: &Value, rev: Revision) -> Vec<String> {
     let mut out = Vec::new();
     let Some(content) = result.get("content") else {
         out.push("`content` is missing (it is required, even when empty or when structuredContent is given)".into());
@@ -19,19 +27,28 @@ pub fn content_problems(result: &Value) -> Vec<String> {
         return out;
     };
     for (i, b) in blocks.iter().enumerate() {
-        for p in block_problems(b) {
+        for p in block_problems(b, rev) {
             out.push(format!("content[{i}]: {p}"));
         }
     }
     out
 }
 
-fn block_problems(b: &Value) -> Vec<String> {
+fn block_problems(b: &Value, rev: Revision) -> Vec<String> {
     let mut out = Vec::new();
     let Some(m) = b.as_object() else {
         return vec![format!("a content block must be an object; got {}", brief(b))];
     };
     let ty = m.get("type").and_then(|t| t.as_str()).unwrap_or("");
+    if let Some((_, Some(f))) = KINDS.iter().find(|(k, _)| *k == ty)
+        && !rev.has(*f)
+    {
+        let since = Revision::ALL.into_iter().rev().find(|r| r.has(*f)).map_or("a later revision", |r| r.as_str());
+        return vec![format!(
+            "a {ty} block, which {rev} does not have (it came with {since}); {rev} content may hold only {}",
+            kinds(rev).join(", ")
+        )];
+    }
     let need_str = |key: &str, out: &mut Vec<String>| match m.get(key) {
         Some(Value::String(_)) => {}
         Some(v) => out.push(format!("{ty} block: `{key}` must be a string; got {}", brief(v))),
@@ -78,7 +95,7 @@ fn block_problems(b: &Value) -> Vec<String> {
             }
         },
         "" => out.push(format!("the block has no string `type`: {}", brief(b))),
-        other => out.push(format!("unknown content block type {other:?}; tool results may hold only {}", KINDS.join(", "))),
+        other => out.push(format!("unknown content block type {other:?}; {rev} content may hold only {}", kinds(rev).join(", "))),
     }
     if let Some(a) = m.get("annotations") {
         out.extend(annotation_problems(a).into_iter().map(|p| format!("{ty} block: {p}")));
@@ -139,10 +156,15 @@ pub fn judge_structured(result: &Value, output_schema: &Value, revision: Revisio
     let Some(sc) = result.get("structuredContent") else {
         return Structured::Missing;
     };
-    if revision != Revision::Modern && !sc.is_object() {
+    if !revision.is_stateless() && !sc.is_object() {
         return Structured::Breaks(vec![format!("in {revision} structuredContent must be a JSON object; got {}", brief(sc))]);
     }
-    let v = match jsonschema::options().build(output_schema) {
+    // An explicit draft overrides `$schema`: set only for one without it.
+    let opts = match super::admission::default_draft(output_schema, revision) {
+        jsonschema::Draft::Draft7 => jsonschema::draft7::options(),
+        _ => jsonschema::options(),
+    };
+    let v = match opts.build(output_schema) {
         Ok(v) => v,
         Err(e) => return Structured::Unjudgeable(e.to_string()),
     };
@@ -174,6 +196,18 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn each_revision_has_its_own_block_kinds() {
+        let audio = json!({"content": [{"type": "audio", "data": "UklGRiQAAABXQVZF", "mimeType": "audio/wav"}]});
+        let link = json!({"content": [{"type": "resource_link", "uri": "file:///a", "name": "a"}]});
+        assert!(content_problems(&audio, Revision::R2025_03_26).is_empty());
+        let p = content_problems(&audio, Revision::R2024_11_05);
+        assert!(p.len() == 1 && p[0].contains("came with 2025-03-26") && p[0].contains("text, image, resource"), "{p:?}");
+        assert!(content_problems(&link, Revision::R2025_06_18).is_empty());
+        assert!(content_problems(&link, Revision::R2025_03_26)[0].contains("came with 2025-06-18"));
+        assert_eq!(kinds(Revision::R2026_07_28).len(), 5);
+    }
+
+    #[test]
     fn the_five_kinds_pass() {
         let r = json!({"content": [
             {"type": "text", "text": "hi", "annotations": {"audience": ["user", "assistant"], "priority": 0.5, "lastModified": "2026-01-01T00:00:00Z"}},
@@ -183,8 +217,8 @@ mod tests {
             {"type": "resource", "resource": {"uri": "x://a", "text": "t"}},
             {"type": "resource", "resource": {"uri": "x://b", "blob": "AAEC"}}
         ]});
-        assert!(content_problems(&r).is_empty(), "{:?}", content_problems(&r));
-        assert!(content_problems(&json!({"content": []})).is_empty());
+        assert!(content_problems(&r, Revision::R2025_11_25).is_empty(), "{:?}", content_problems(&r, Revision::R2025_11_25));
+        assert!(content_problems(&json!({"content": []}), Revision::R2024_11_05).is_empty());
     }
 
     #[test]
@@ -207,25 +241,25 @@ mod tests {
             json!({"type": "text", "text": "t", "annotations": {"lastModified": 5}}),
         ];
         for b in cases {
-            let p = content_problems(&json!({"content": [b.clone()]}));
+            let p = content_problems(&json!({"content": [b.clone()]}), Revision::R2026_07_28);
             assert_eq!(p.len(), 1, "{b}: {p:?}");
             assert!(p[0].starts_with("content[0]: "), "{}", p[0]);
         }
-        assert_eq!(content_problems(&json!({})).len(), 1);
-        assert_eq!(content_problems(&json!({"content": "x"})).len(), 1);
+        assert_eq!(content_problems(&json!({}), Revision::R2026_07_28).len(), 1);
+        assert_eq!(content_problems(&json!({"content": "x"}), Revision::R2026_07_28).len(), 1);
     }
 
     #[test]
     fn structured_content_any_json_value() {
         let arr = json!({"type": "array", "items": {"type": "string"}});
-        assert!(matches!(judge_structured(&json!({"structuredContent": ["a"]}), &arr, Revision::Modern), Structured::Conforms));
-        assert!(matches!(judge_structured(&json!({"structuredContent": {"a": 1}}), &arr, Revision::Modern), Structured::Breaks(_)));
-        assert!(matches!(judge_structured(&json!({"content": []}), &arr, Revision::Modern), Structured::Missing));
+        assert!(matches!(judge_structured(&json!({"structuredContent": ["a"]}), &arr, Revision::R2026_07_28), Structured::Conforms));
+        assert!(matches!(judge_structured(&json!({"structuredContent": {"a": 1}}), &arr, Revision::R2026_07_28), Structured::Breaks(_)));
+        assert!(matches!(judge_structured(&json!({"content": []}), &arr, Revision::R2026_07_28), Structured::Missing));
         let obj = json!({"type": "object"});
-        assert!(matches!(judge_structured(&json!({"structuredContent": ["a"]}), &json!({}), Revision::Legacy), Structured::Breaks(_)));
-        assert!(matches!(judge_structured(&json!({"structuredContent": {}}), &obj, Revision::Legacy), Structured::Conforms));
+        assert!(matches!(judge_structured(&json!({"structuredContent": ["a"]}), &json!({}), Revision::R2025_11_25), Structured::Breaks(_)));
+        assert!(matches!(judge_structured(&json!({"structuredContent": {}}), &obj, Revision::R2025_11_25), Structured::Conforms));
         assert!(matches!(
-            judge_structured(&json!({"structuredContent": {}}), &json!({"$ref": "http://127.0.0.1:9/x"}), Revision::Modern),
+            judge_structured(&json!({"structuredContent": {}}), &json!({"$ref": "http://127.0.0.1:9/x"}), Revision::R2026_07_28),
             Structured::Unjudgeable(_)
         ));
     }

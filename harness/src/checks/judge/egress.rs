@@ -30,16 +30,19 @@ fn host_is_invalid(host: &str) -> bool {
 /// What in `s` could make a server reach a host outside the test (or a path
 /// outside the scratch folder), if anything: the first such piece.
 pub fn reaches_out(s: &str) -> Option<String> {
-    let scratch = scratch_dir();
-    let scratch = scratch.to_string_lossy();
+    let scratch_path = scratch_dir();
+    let scratch = scratch_path.to_string_lossy();
+    // A path in the scratch folder (the folder itself, or below it).
+    let in_scratch = |p: &str| std::path::Path::new(p).starts_with(&scratch_path);
     for token in s.split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '<' | '>' | '(' | ')' | ',' | ';' | '[' | ']')) {
         if token.is_empty() {
             continue;
         }
         let lower = token.to_ascii_lowercase();
         if lower.starts_with("file:") {
-            let path = lower.trim_start_matches("file:").trim_start_matches("//");
-            if !path.starts_with(scratch.as_ref()) {
+            // The path keeps its letter case (only the scheme is compared so).
+            let path = token[5..].trim_start_matches("//");
+            if !in_scratch(path) {
                 return Some(token.to_string());
             }
             continue;
@@ -66,22 +69,24 @@ pub fn reaches_out(s: &str) -> Option<String> {
             continue;
         }
         if let Some((_, domain)) = token.rsplit_once('@')
-            && domain.contains('.')
+            && (domain.contains('.') || is_localhost(strip_port(domain)))
         {
-            if !host_is_invalid(domain.trim_end_matches(['.', ':'])) {
+            if !host_is_invalid(strip_port(domain.trim_end_matches(['.', ':']))) {
                 return Some(token.to_string());
             }
             continue;
         }
-        if token.starts_with('/') && token.len() > 1 && !token.starts_with(scratch.as_ref()) && token[1..].contains('/') {
+        if token.starts_with('/') && token.len() > 1 && !in_scratch(token) && token[1..].contains('/') {
             // An absolute path of two or more parts outside the scratch folder.
+            let _ = &scratch;
             return Some(token.to_string());
         }
         let bare = token.trim_end_matches(['.', ':', '!', '?']);
-        if looks_like_ip(bare) {
+        let host = strip_port(bare.split('/').next().unwrap_or(bare));
+        if looks_like_ip(host) || is_localhost(host) {
             return Some(token.to_string());
         }
-        if looks_like_host(bare) && !host_is_invalid(bare.split(['/', ':']).next().unwrap_or(bare)) {
+        if looks_like_host(bare) && !host_is_invalid(host) {
             return Some(token.to_string());
         }
     }
@@ -96,6 +101,23 @@ fn looks_like_host(s: &str) -> bool {
     labels.len() >= 2
         && labels.iter().all(|l| !l.is_empty() && l.chars().all(|c| c.is_alphanumeric() || c == '-'))
         && labels.last().is_some_and(|l| l.len() >= 2 && l.chars().all(|c| c.is_alphabetic()))
+}
+
+/// A host without its `:port` (`10.0.0.1:8080`, `[::1]:80`, `localhost:5432`).
+fn strip_port(s: &str) -> &str {
+    if let Some(v6) = s.strip_prefix('[') {
+        return v6.split(']').next().unwrap_or(v6);
+    }
+    match s.rsplit_once(':') {
+        Some((h, p)) if !h.contains(':') && !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()) => h,
+        _ => s,
+    }
+}
+
+/// The machine's own name: a server there is outside the test too.
+fn is_localhost(s: &str) -> bool {
+    let h = s.trim_end_matches('.').to_ascii_lowercase();
+    h == "localhost" || h.ends_with(".localhost")
 }
 
 fn looks_like_ip(s: &str) -> bool {
@@ -212,6 +234,12 @@ mod tests {
             "/etc/passwd",
             "ftp://files",
             "notes.md",
+            "10.0.0.1:8080",
+            "[::1]:80",
+            "localhost",
+            "localhost:5432",
+            "user@localhost",
+            "/tmp/mcpcert-scratch-evil/x",
         ] {
             assert!(reaches_out(s).is_some(), "{s} should be found");
         }
@@ -236,6 +264,14 @@ mod tests {
         }
         let inside = scratch_dir().join("a").join("b.txt");
         assert_eq!(reaches_out(&inside.to_string_lossy()), None);
+    }
+
+    #[test]
+    fn paths_in_the_scratch_folder_pass() {
+        let inside = scratch_dir().join("a/b.txt");
+        assert_eq!(reaches_out(&inside.display().to_string()), None);
+        assert_eq!(reaches_out(&format!("file://{}", inside.display())), None);
+        assert!(reaches_out(&format!("{}-evil/a/b", scratch_dir().display())).is_some());
     }
 
     #[test]
