@@ -170,7 +170,16 @@ pub fn run_all_kept(setup: &Setup) -> (BTreeMap<String, CaseResult>, Option<Http
                 quote(&profile().display().to_string()),
                 quote(&url)
             );
-            (TargetSpec::Http(HttpSpec { url, headers: vec![], secret_headers: vec![], client: Default::default() }), base)
+            (
+                TargetSpec::Http(HttpSpec {
+                    url,
+                    headers: vec![],
+                    secret_headers: vec![],
+                    client: Default::default(),
+                    sse: Default::default(),
+                }),
+                base,
+            )
         }
     };
     // The reference server allows local origins only.
@@ -182,6 +191,11 @@ pub fn run_all_kept(setup: &Setup) -> (BTreeMap<String, CaseResult>, Option<Http
         input_tool: Some(InputTool { tool: "confirm_order".into(), arguments: serde_json::json!({"item": "book"}) }),
         listen_trigger: Some(InputTool { tool: "toggle_beta".into(), arguments: serde_json::json!({}) }),
         roles: roles(),
+        // As the fixture profile says: 2024-11-05 has no readOnlyHint.
+        tools: ["echo", "add", "all_content", "weather"]
+            .iter()
+            .map(|t| (t.to_string(), mcpcert::config::ToolConfig { call: Some(true), ..Default::default() }))
+            .collect(),
         // The load check runs in every set-up, so that its faults show.
         load: Some(mcpcert::config::LoadSpec { connections: 8, requests: 96, seconds: 20 }),
         ..Default::default()
@@ -192,6 +206,7 @@ pub fn run_all_kept(setup: &Setup) -> (BTreeMap<String, CaseResult>, Option<Http
         match runner.prepare().await {
             Probe::Ready => {}
             Probe::Unreachable(w) => panic!("reference server unreachable ({setup:?}): {w}"),
+            Probe::Unsupported(w) => panic!("reference server speaks no tested revision ({setup:?}): {w}"),
         }
         let mut out = BTreeMap::new();
         let cases: Vec<&mcpcert::suite::Case> = catalog.cases.iter().collect();

@@ -19,6 +19,12 @@ fn setups() -> Vec<Setup> {
     let mut sse = Setup::new("http", "dual");
     sse.sse = true;
     v.push(sse);
+    // The older revisions, each spoken alone (2024-11-05 over HTTP: HTTP with SSE).
+    for t in ["stdio", "http"] {
+        for era in ["2025-06-18", "2025-03-26", "2024-11-05"] {
+            v.push(Setup::new(t, era));
+        }
+    }
     // With the conformance fixtures, in each era.
     for t in ["stdio", "http"] {
         for era in ["modern", "legacy"] {
@@ -63,8 +69,13 @@ struct FaultInfo {
     name: String,
     era: String,
     transport: String,
+    /// The oldest revision whose rules the fault breaks.
+    since: String,
     targets: Vec<String>,
 }
+
+/// The older revisions, each a server era of its own.
+const OLDER: [&str; 3] = ["2025-06-18", "2025-03-26", "2024-11-05"];
 
 fn faults() -> Vec<FaultInfo> {
     let out = std::process::Command::new(refserver()).args(["--list-faults", "--json"]).output().expect("list faults");
@@ -89,14 +100,28 @@ fn each_fault_turns_exactly_its_targets_red() {
             "http" => vec!["http"],
             _ => vec!["stdio", "http"],
         };
-        // "any": a rule of both revisions; run the server in each era and
-        // expect the targets of the revision it then serves.
-        let eras: Vec<&'static str> = match f.era.as_str() {
+        // "any": a rule of every revision; run the server in each era and
+        // expect the targets of the revision it then serves. A rule of the
+        // initialize era ("legacy") holds in the older revisions too, whose
+        // cases are those of 2025-11-25 under their own prefix (the
+        // fixtures are 2025-11-25's and 2026-07-28's only).
+        let mut eras: Vec<&'static str> = match f.era.as_str() {
             "any" => vec!["modern", "legacy"],
             "modern" => vec!["modern"],
             "legacy" => vec!["legacy"],
+            "older" => vec![],
+            "2025-06-18" => vec!["2025-06-18"],
+            "2025-03-26" => vec!["2025-03-26"],
+            "2024-11-05" => vec!["2024-11-05"],
             other => panic!("fault {} has an unknown era {other}", f.name),
         };
+        // A fixtures fault whose 2025-11-25 targets are all cases of an
+        // older revision too breaks a rule that needs no fixture there.
+        let older_has =
+            |rev: &str| f.targets.iter().filter_map(|t| t.strip_prefix("2025-11-25/")).all(|rest| known.contains(&format!("{rev}/{rest}")));
+        if matches!(f.era.as_str(), "any" | "legacy" | "older") {
+            eras.extend(OLDER.into_iter().filter(|r| *r >= f.since.as_str() && (!fixtures(f) || older_has(r))));
+        }
         for era in eras {
             for t in &transports {
                 jobs.push((i, era, t));
@@ -104,8 +129,9 @@ fn each_fault_turns_exactly_its_targets_red() {
         }
     }
     let mut baselines: BTreeMap<(&str, &str, bool), BTreeMap<String, CaseResult>> = BTreeMap::new();
+    let is_older = |era: &str| OLDER.contains(&era);
     for (i, era, t) in &jobs {
-        let fx = fixtures(&faults[*i]);
+        let fx = fixtures(&faults[*i]) && !is_older(era);
         baselines.entry((t, era, fx)).or_insert_with(|| {
             let s = Setup::new(t, era);
             run_all(&if fx { s.with_fixtures() } else { s })
@@ -122,7 +148,7 @@ fn each_fault_turns_exactly_its_targets_red() {
                     let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     let Some(&(i, era, t)) = jobs.get(k) else { break };
                     let f = &faults[i];
-                    let base = &baselines[&(t, era, fixtures(f))];
+                    let base = &baselines[&(t, era, fixtures(f) && !is_older(era))];
                     let out = judge_fault(f, era, t, base);
                     outcomes.lock().unwrap().push(out);
                 }
@@ -149,7 +175,7 @@ fn judge_fault(f: &FaultInfo, era: &str, t: &'static str, base: &BTreeMap<String
     let mut proven = BTreeSet::new();
     let mut s = Setup::new(t, era);
     s.faults = vec![f.name.clone()];
-    s.fixtures = f.name.starts_with("fx-");
+    s.fixtures = f.name.starts_with("fx-") && !OLDER.contains(&era);
     // The HTTP server stays up while the reproducers run against it.
     let (res, _server) = run_all_kept(&s);
     // A case the fault does not target may go n/a (the fault took away
@@ -159,19 +185,37 @@ fn judge_fault(f: &FaultInfo, era: &str, t: &'static str, base: &BTreeMap<String
     let taken_away = |r: &CaseResult| {
         r.verdict == Verdict::NotApplicable || (r.verdict == Verdict::Error && r.message.contains(mcpcert::checks::PARTIAL))
     };
+    let served = match era {
+        "legacy" => "2025-11-25/".to_string(),
+        "modern" | "dual" => "2026-07-28/".to_string(),
+        older => format!("{older}/"),
+    };
+    // In an older revision, a 2025-11-25 target is the same rule under
+    // that revision's prefix (where the revision has the case).
+    // A fixtures fault runs there without the fixtures: what the load
+    // check replays then holds no fixture, so its conformance cases are the
+    // fault's targets.
+    let older = OLDER.contains(&era);
+    let targets: Vec<String> = f
+        .targets
+        .iter()
+        .filter(|id| !(older && f.name.starts_with("fx-")) || id.contains("/conformance/"))
+        .map(|id| match id.strip_prefix("2025-11-25/") {
+            Some(rest) if !["legacy", "modern", "dual"].contains(&era) => format!("{served}{rest}"),
+            _ => id.clone(),
+        })
+        .collect();
     let changed: BTreeSet<String> = res
         .iter()
-        .filter(|(id, r)| base[*id].verdict != r.verdict && (!taken_away(r) || f.targets.iter().any(|t| t == *id)))
+        .filter(|(id, r)| base[*id].verdict != r.verdict && (!taken_away(r) || targets.iter().any(|t| t == *id)))
         .map(|(id, _)| id.clone())
         .collect();
-    let served = if era == "legacy" { "2025-11-25/" } else { "2026-07-28/" };
     // Targets that do not apply to this set-up (e.g. HTTP-only cases over
     // stdio) cannot change; the final check still demands that every case
     // is turned red somewhere.
-    let want: BTreeSet<String> = f
-        .targets
+    let want: BTreeSet<String> = targets
         .iter()
-        .filter(|id| id.starts_with(served) && base.get(*id).is_some_and(|b| b.verdict != Verdict::NotApplicable))
+        .filter(|id| id.starts_with(&served) && base.get(*id).is_some_and(|b| b.verdict != Verdict::NotApplicable))
         .cloned()
         .collect();
     if changed != want {
