@@ -81,6 +81,10 @@ lines += [
     "\"fixture\" marks an official failure that says the server lacks the official suite's fixture",
     "tool or prompt (e.g. `test_simple_text`), not that it broke a rule.",
     "",
+    "The official suite speaks 2025-11-25 and 2026-07-28 only; the interop corpus of older servers",
+    "(2024-11-05, 2025-03-26, 2025-06-18), with every verdict that is not a pass judged, is in",
+    "[interop-corpus.md](interop-corpus.md).",
+    "",
 ]
 summary = ["| server | revision | checks both make | agree | differ | official wall / peak RSS | mcpcert wall / peak RSS |",
            "|---|---|---|---|---|---|---|"]

@@ -3,7 +3,10 @@
 #   PyPI mcp-server-time (stdio); a small fastmcp server (stdio and HTTP);
 #   npm @modelcontextprotocol/server-everything (stdio, and HTTP bound to
 #   127.0.0.1 by fixtures/interop/loopback.cjs); a small rmcp server from
-#   crates.io (stdio and HTTP), fixtures/interop/rmcp-server.
+#   crates.io (stdio and HTTP), fixtures/interop/rmcp-server; and the corpus of
+#   older SDK generations, fixtures/interop/corpus (2024-11-05 over stdio and
+#   HTTP with SSE, 2025-03-26 and 2025-06-18 over Streamable HTTP and stdio,
+#   a dual-era TS v2 server; see docs/interop.md).
 # Everything is installed at pinned versions (fixtures/interop/requirements.txt,
 # fixtures/interop/npm/package-lock.json, rmcp-server/Cargo.lock) into
 # $MCPCERT_INTEROP_DIR (default .interop), and reused when already there.
@@ -56,8 +59,30 @@ add_target fastmcp-stdio command 'fastmcp run fixtures/interop/fastmcp_server.py
   --config fixtures/interop/fastmcp.toml
 add_target server-everything-stdio command "node $everything stdio" --config fixtures/interop/server-everything.toml
 add_target rmcp-stdio command "$rmcp stdio" --config fixtures/interop/rmcp.toml
-for server in fastmcp server-everything rmcp; do
+# The corpus of older SDK generations (fixtures/interop/corpus): servers that
+# speak 2024-11-05, 2025-03-26 or 2025-06-18 only, and one dual-era TS v2 server.
+setup_corpus
+N=node_modules/@modelcontextprotocol
+add_target corpus-fs-2024-stdio command \
+  "node $corpus/npm/fs-2024/$N/server-filesystem/dist/index.js $corpus/fsroot" --config fixtures/interop/corpus/fs-2024.toml
+add_target corpus-memory-2024-stdio command \
+  "env MEMORY_FILE_PATH=$corpus/memory.json node $corpus/npm/memory-2024/$N/server-memory/dist/index.js" \
+  --config fixtures/interop/corpus/memory-2024.toml
+add_target corpus-time-mcp-1.0-stdio command "$corpus/py/mcp-1.0/bin/mcp-server-time --local-timezone UTC" \
+  --config fixtures/interop/corpus/time.toml
+add_target corpus-time-mcp-1.12-stdio command "$corpus/py/mcp-1.12/bin/mcp-server-time --local-timezone UTC" \
+  --config fixtures/interop/corpus/time.toml
+add_target corpus-fs-v2-stdio command "node $corpus/npm/fs-v2/$N/server-filesystem/dist/index.js $corpus/fsroot"
+for server in fastmcp server-everything rmcp corpus-everything-2025-06 corpus-mcp-1.9 corpus-mcp-1.3; do
   if start_http "$server" "$out"; then
+    # The Python SDK 1.9.4's session manager shuts down for good when a
+    # request names a session it has ended (docs/interop-corpus.md): the
+    # case that ends one is skipped there, so that the rest is judged.
+    [ "$server" = corpus-mcp-1.9 ] && args+=(--skip http-ended-session-404)
+    # The Python SDK 1.3.0 ends an SSE session on an unknown method, and for a
+    # moment after that the server drops new connections, so that whichever
+    # request comes next fails (docs/interop-corpus.md): that case is skipped.
+    [ "$server" = corpus-mcp-1.3 ] && args+=(--skip lifecycle/unknown-method)
     add_target "$server-http" url "$url" "${args[@]}"
   else status=1; fi
 done

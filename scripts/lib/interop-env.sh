@@ -40,6 +40,30 @@ setup_servers() {
   export PATH="$venv/bin:$PATH"
 }
 
+# The corpus of older servers (fixtures/interop/corpus): each npm folder and
+# each Python SDK generation installed from its own pins (a server's SDK is
+# what decides the revision it speaks, and the packages' caret ranges would
+# pull today's). Sets: corpus (the folder holding the installs).
+setup_corpus() {
+  corpus=$dir/corpus
+  local d name v
+  for d in fixtures/interop/corpus/npm/*/; do
+    name=$(basename "$d")
+    npm_ci "$d" "$corpus/npm/$name"
+  done
+  for d in fixtures/interop/corpus/py/*/; do
+    name=$(basename "$d")
+    v=$corpus/py/$name
+    [ -x "$v/bin/python" ] || python3 -m venv "$v" || die "cannot create a venv in $v"
+    if ! cmp -s "$d/requirements.txt" "$v/.mcpcert-requirements"; then
+      "$v/bin/pip" install -q --disable-pip-version-check -r "$d/requirements.txt" ||
+        die "pip install of $d/requirements.txt failed"
+      cp "$d/requirements.txt" "$v/.mcpcert-requirements"
+    fi
+  done
+  mkdir -p "$corpus/fsroot"
+}
+
 # The official suite, @modelcontextprotocol/conformance, and Node 24 (it does
 # not run on Node 20). Sets: official node24.
 setup_official() {
@@ -52,12 +76,14 @@ setup_official() {
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 pids=""
-trap 'for p in $pids; do kill -- -$p 2>/dev/null; done' EXIT
+# SIGKILL: some servers (uvicorn under the Python SDK 1.3 with an SSE
+# session open) wait forever on SIGTERM.
+trap 'for p in $pids; do kill -9 -- -$p 2>/dev/null; done' EXIT
 # serve URL LOG CMD...: start an HTTP server in a session of its own (so the
 # whole process group, wrappers and children, can be killed) and wait until
-# it answers. Returns 1 if it never does.
+# URL answers (any status; READY_URL instead, if set). Returns 1 if it never does.
 serve() {
-  local url=$1 log=$2; shift 2
+  local url=${READY_URL:-$1} log=$2; shift 2
   setsid "$@" >"$log" 2>&1 &
   local pid=$!
   pids="$pids $pid"
@@ -89,6 +115,24 @@ start_http() {
     rmcp)
       args=(--config fixtures/interop/rmcp.toml --allowed-origin http://localhost)
       serve "$url" "$log" "$rmcp" http "$port" ;;
+    corpus-everything-2025-06)
+      # server-everything 2025.8.18 on TS SDK 1.17.5: 2025-06-18, Streamable HTTP.
+      args=(--allowed-origin http://localhost)
+      PORT=$port serve "$url" "$log" node --require "$root/fixtures/interop/loopback.cjs" \
+        "$corpus/npm/everything-2025-06/node_modules/@modelcontextprotocol/server-everything/dist/index.js" streamableHttp ;;
+    corpus-mcp-1.9)
+      # The Python SDK 1.9.4's FastMCP: 2025-03-26, Streamable HTTP, mounted at /mcp/
+      # (POST /mcp is a 307 redirect there).
+      url=http://127.0.0.1:$port/mcp/
+      args=(--config fixtures/interop/corpus/demo.toml --allowed-origin http://localhost)
+      serve "$url" "$log" "$corpus/py/mcp-1.9/bin/python" fixtures/interop/corpus/demo_server.py streamable-http "$port" ;;
+    corpus-mcp-1.3)
+      # The Python SDK 1.3.0's FastMCP: 2024-11-05, HTTP with SSE (GET /sse;
+      # the stream never ends, so readiness is asked of the message path).
+      url=http://127.0.0.1:$port/sse
+      args=(--config fixtures/interop/corpus/demo.toml --allowed-origin http://localhost)
+      READY_URL=http://127.0.0.1:$port/messages/ serve "$url" "$log" \
+        "$corpus/py/mcp-1.3/bin/python" fixtures/interop/corpus/demo_server.py sse "$port" ;;
     refserver)
       args=(--config fixtures/refserver/mcpcert.toml --allowed-origin http://localhost)
       export REFSERVER_ANALYST_TOKEN="Bearer analyst-token" REFSERVER_OPERATOR_TOKEN="Bearer operator-token"
