@@ -222,3 +222,32 @@ fn a_server_that_reads_header_names_case_sensitively_is_judged_not_declared_unre
         .collect();
     assert!(red.iter().all(|id| id.ends_with("-name-case")), "the rest of the server is still judged: {red:?}");
 }
+
+#[test]
+fn a_server_negotiating_a_revision_mcpcert_does_not_test_is_told_so_with_exit_3() {
+    // Answers initialize with 2024-10-07 (a pre-release revision older SDKs
+    // still list) and everything else with -32601.
+    let dir = outdir("unknown-revision");
+    let script = r#"import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if "id" not in m:
+        continue
+    if m.get("method") == "initialize":
+        r = {"protocolVersion": "2024-10-07", "capabilities": {"tools": {}}, "serverInfo": {"name": "old-one", "version": "0"}}
+        print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}), flush=True)
+    else:
+        print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "error": {"code": -32601, "message": "Method not found"}}), flush=True)
+"#;
+    let path = dir.join("old_server.py");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(&path, script).unwrap();
+    let (code, out, _) = run_stdio(&format!("python3 {}", path.display()), &dir, &[]);
+    assert_eq!(code, 3, "{out}");
+    assert!(out.contains("the target speaks no revision mcpcert tests"), "{out}");
+    assert!(out.contains("2024-10-07"), "the version it named is named: {out}");
+    assert!(!out.contains("could not be started or reached"), "not called unreachable: {out}");
+    assert_junit_well_formed(&dir);
+    let r = report(&dir);
+    assert!(r["target_problem"].as_str().unwrap().contains("2024-10-07"), "{r}");
+}
