@@ -93,7 +93,7 @@ impl Need {
             Need::Roles(1) => "config [roles.NAME]".into(),
             Need::Roles(n) => format!("config [roles.NAME] x{n}"),
             Need::AllowedOrigin => "--allowed-origin".into(),
-            Need::CallableTool => "a callable tool (readOnlyHint or [tools.NAME] call = true)".into(),
+            Need::CallableTool => "a callable tool (readOnlyHint and openWorldHint: false, or [tools.NAME] call = true)".into(),
             Need::Load => "--load N (or config [load])".into(),
         }
     }
