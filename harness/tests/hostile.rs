@@ -251,3 +251,16 @@ for line in sys.stdin:
     let r = report(&dir);
     assert!(r["target_problem"].as_str().unwrap().contains("2024-10-07"), "{r}");
 }
+
+#[test]
+fn an_environment_assignment_as_the_command_gets_a_hint_to_the_config() {
+    let dir = outdir("env-assignment");
+    let (code, out, _) = run_stdio("TZ=UTC true", &dir, &[]);
+    assert_eq!(code, 3, "{out}");
+    assert!(out.contains("could not start `TZ=UTC`"), "{out}");
+    assert!(out.contains("[target.env]") && out.contains("TZ = \"UTC\""), "the hint names the config table: {out}");
+    // A program name that merely holds `=` elsewhere gets no such hint.
+    let dir = outdir("env-assignment-not");
+    let (_, out, _) = run_stdio("./no=such-program", &dir, &[]);
+    assert!(!out.contains("[target.env]"), "{out}");
+}

@@ -314,3 +314,28 @@ fn fault_list_names_each_fault_once() {
     let v: Value = serde_json::to_value(f.iter().map(|x| &x.name).collect::<Vec<_>>()).unwrap();
     assert!(v.as_array().unwrap().len() >= 20);
 }
+
+#[test]
+fn fault_listing_survives_a_closed_pipe_and_names_each_faults_targets() {
+    // `--list-faults | head`: the reader goes away early (here before the
+    // first line, so that every write meets a closed pipe); no panic.
+    let mut child = std::process::Command::new(refserver())
+        .arg("--list-faults")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    use std::io::Read;
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(status.success(), "exit {status:?}: {err}");
+    // The text listing says which cases each fault turns red.
+    let text = std::process::Command::new(refserver()).arg("--list-faults").output().unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    for f in faults() {
+        assert!(text.contains(&f.targets.join(", ")), "{}: its targets are listed", f.name);
+    }
+}

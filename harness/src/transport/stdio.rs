@@ -72,6 +72,20 @@ pub(super) struct StdioTarget {
     hung: Option<String>,
 }
 
+/// `--stdio` is not a shell: a first word `NAME=value` is an environment
+/// assignment the user meant, and the config is where it goes.
+fn env_hint(prog: &str) -> String {
+    let Some((name, value)) = prog.split_once('=') else { return String::new() };
+    let mut chars = name.chars();
+    let is_name = chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_') && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !is_name {
+        return String::new();
+    }
+    format!(
+        " (`{prog}` looks like an environment assignment, but --stdio is not a shell and runs no assignments: put it in a config file as `[target.env]` `{name} = {value:?}` and give --stdio the command alone)"
+    )
+}
+
 impl StdioTarget {
     pub fn spawn(spec: &StdioSpec, limits: &Limits) -> Result<StdioTarget, OpenError> {
         let Some((prog, args)) = spec.argv.split_first() else {
@@ -85,7 +99,7 @@ impl StdioTarget {
         if let Some(dir) = &spec.cwd {
             cmd.current_dir(dir);
         }
-        let mut child = cmd.spawn().map_err(|e| OpenError(format!("could not start `{prog}`: {e}")))?;
+        let mut child = cmd.spawn().map_err(|e| OpenError(format!("could not start `{prog}`: {e}{}", env_hint(prog))))?;
         let pgid = child.id().map(|p| p as i32);
         if let Some(g) = pgid {
             process::register(g);
