@@ -264,3 +264,18 @@ fn an_environment_assignment_as_the_command_gets_a_hint_to_the_config() {
     let (_, out, _) = run_stdio("./no=such-program", &dir, &[]);
     assert!(!out.contains("[target.env]"), "{out}");
 }
+
+#[test]
+fn a_wrong_http_path_is_named_with_a_hint() {
+    let server = common::start_http(&["--era".to_string(), "dual".to_string()]);
+    let url = server.url.trim_end_matches("/mcp").to_string() + "/wrong";
+    let dir = outdir("wrong-path");
+    let mut cmd = mcpcert();
+    cmd.args(["run", "--http", &url]);
+    report_args(&mut cmd, &dir);
+    let out = cmd.output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{text}");
+    assert!(text.contains("HTTP 404 at /wrong") && text.contains("often /mcp"), "{text}");
+    assert!(report(&dir)["target_problem"].as_str().unwrap().contains("endpoint path"));
+}

@@ -87,6 +87,17 @@ impl Session {
         }
         if !infos.iter().any(|i| i.supported) {
             let why: Vec<String> = infos.iter().map(|i| format!("{}: {}", i.revision, i.reason)).collect();
+            // Every probe got a 404 page: most likely not the MCP endpoint.
+            if let crate::transport::TargetSpec::Http(spec) = self.target()
+                && !infos.is_empty()
+                && infos.iter().all(|i| i.reason.contains("HTTP 404, no JSON-RPC response"))
+            {
+                let path = reqwest::Url::parse(&spec.url).map(|u| u.path().to_string()).unwrap_or_else(|_| spec.url.clone());
+                return Probe::Unreachable(format!(
+                    "HTTP 404 at {path} for every probe, with no JSON-RPC answer: is the MCP endpoint path right? (often /mcp) — {}",
+                    why.join("; ")
+                ));
+            }
             return Probe::Unsupported(format!(
                 "the target answered, but in none of the revisions mcpcert tests that were asked for ({})",
                 why.join("; ")
