@@ -277,3 +277,25 @@ fn a_process_that_stopped_answering_fails_the_cases_that_need_it_at_once() {
     let refused = cases.iter().filter(|c| c["message"].as_str().unwrap_or("").contains("stopped answering on this process")).count();
     assert!(refused > 10, "later cases on the hung process are refused at once ({refused})");
 }
+
+/// A server whose process exits after it answers a method it does not
+/// know: the negative probes share a process, and its end after one probe
+/// is no finding of the next one's (that one goes again on a new process).
+/// Only the case that sends valid requests after an unknown one on the same
+/// process sees the exit.
+#[test]
+fn a_negative_probes_process_that_exits_between_probes_fails_no_later_probe() {
+    let o = run_mode("exit-after-unknown", "", None);
+    let errors: Vec<String> = o.report["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["verdict"] == "error")
+        .map(|c| format!("{}: {}", c["id"], c["message"]))
+        .collect();
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    assert!(errors[0].contains("stateless-after-malformed") && errors[0].contains("process exited"), "{errors:#?}");
+    for id in ["2026-07-28/lifecycle/unknown-method", "2026-07-28/lifecycle/removed-logging-set-level"] {
+        assert_eq!(case(&o.report, id)["verdict"], "pass", "{id}");
+    }
+}

@@ -162,17 +162,20 @@ pub fn run(args: RunArgs) -> u8 {
             let mut infos = runner.revision_infos();
             for info in infos.iter_mut() {
                 masker.revision(info);
+            }
+            // Who the server is, first; then what each revision probe found.
+            let named: Vec<String> =
+                mcpcert::report::html::identities(&infos).iter().map(|(rev, w, n)| format!("{n} (to {w}, {rev})")).collect();
+            if !named.is_empty() {
+                console::err_line(format!("server: {}", named.join("; ")));
+            }
+            for info in &infos {
                 console::err_line(format!(
                     "revision {}: {} ({})",
                     info.revision,
                     if info.supported { "served" } else { "not served" },
                     info.reason
                 ));
-            }
-            let named: Vec<String> =
-                mcpcert::report::html::identities(&infos).iter().map(|(rev, w, n)| format!("{n} (to {w}, {rev})")).collect();
-            if !named.is_empty() {
-                console::err_line(format!("server: {}", named.join("; ")));
             }
             None
         }

@@ -379,32 +379,58 @@ impl Session {
     pub async fn on_negative(&self, msg: &Msg<'_>, case: &str) -> Result<Exchange, SessionError> {
         let st = self.revs.get(&msg.rev).ok_or(SessionError::NoConnection(msg.rev))?;
         let mut g = st.negative.lock().await;
-        if g.is_none() {
-            // Its handshake takes ids of its own, whichever case opens it.
-            let f = with_fact_ids(&format!("{} negative probes", msg.rev), self.fresh(msg.rev, true, NEGATIVE)).await?;
-            *g = Some((f.conn, f.preamble));
-        }
-        let Some((conn, pre)) = g.as_mut() else { return Err(SessionError::NoConnection(msg.rev)) };
-        let pre = pre.clone();
-        // HTTP: a handle of its own, so that probes can be in flight at once.
-        if let Some(mut c) = conn.http_clone() {
-            drop(g);
-            let mut ex = self.exchange(&mut c, msg, Some(case)).await;
+        // stdio: a probe that failed on a process an earlier probe left,
+        // and that process has exited, is sent once more on a new one: the
+        // end is no finding of this probe's unless it happens again.
+        for attempt in 0..2 {
+            // A process that exited after its last probe's answer is not reused.
+            if let Some((c, _)) = g.as_mut()
+                && c.exited()
+                && let Some((mut c, _)) = g.take()
+            {
+                c.kill();
+            }
+            let reused = g.is_some();
+            if g.is_none() {
+                // Its handshake takes ids of its own, whichever case opens it.
+                let f = with_fact_ids(&format!("{} negative probes", msg.rev), self.fresh(msg.rev, true, NEGATIVE)).await?;
+                *g = Some((f.conn, f.preamble));
+            }
+            let Some((conn, pre)) = g.as_mut() else { return Err(SessionError::NoConnection(msg.rev)) };
+            let pre = pre.clone();
+            // HTTP: a handle of its own, so that probes can be in flight at once.
+            if let Some(mut c) = conn.http_clone() {
+                let sid = c.session_id().map(str::to_owned);
+                drop(g);
+                let mut ex = self.exchange(&mut c, msg, Some(case)).await;
+                ex.fresh = true;
+                ex.preamble = pre;
+                // A session the server ended (404) is not reused: the next probe
+                // opens another, so the end is this probe's finding only.
+                if sid.is_some() && ex.status == Some(404) {
+                    let mut g = st.negative.lock().await;
+                    if g.as_ref().and_then(|(c, _)| c.session_id()) == sid.as_deref() {
+                        *g = None;
+                    }
+                }
+                return Ok(ex);
+            }
+            let mut ex = self.exchange(conn, msg, Some(case)).await;
             ex.fresh = true;
             ex.preamble = pre;
-            return Ok(ex);
+            let ended_before = attempt == 0 && reused && ex.error.is_some() && conn.exited();
+            // A process that closed or stopped answering is not kept: the next
+            // probe gets a new one (its failure is this probe's finding only).
+            if ex.error.is_some()
+                && let Some((mut c, _)) = g.take()
+            {
+                c.kill();
+            }
+            if !ended_before {
+                return Ok(ex);
+            }
         }
-        let mut ex = self.exchange(conn, msg, Some(case)).await;
-        ex.fresh = true;
-        ex.preamble = pre;
-        // A process that closed or stopped answering is not kept: the next
-        // probe gets a new one (its failure is this probe's finding only).
-        if ex.error.is_some()
-            && let Some((mut c, _)) = g.take()
-        {
-            c.kill();
-        }
-        Ok(ex)
+        Err(SessionError::NoConnection(msg.rev))
     }
 
     /// One message on the revision's main connection; the exchange carries

@@ -169,6 +169,15 @@ impl Connection {
         }
     }
 
+    /// stdio: whether the process has exited, so that nothing more should
+    /// be sent to it (HTTP: never).
+    pub fn exited(&mut self) -> bool {
+        match &mut self.0 {
+            Inner::Stdio(t) => t.exited(),
+            Inner::Http { .. } | Inner::Sse(_) => false,
+        }
+    }
+
     pub fn transport(&self) -> Transport {
         match &self.0 {
             Inner::Stdio(_) => Transport::Stdio,

@@ -298,6 +298,11 @@ impl StdioTarget {
         if self.heard_from { self.limits.request } else { self.limits.startup.max(self.limits.request) }
     }
 
+    /// Whether the process has exited (it is not waited for).
+    pub fn exited(&mut self) -> bool {
+        self.child.as_mut().is_some_and(|c| matches!(c.try_wait(), Ok(Some(_))))
+    }
+
     fn exit_suffix(&mut self) -> String {
         if let Some(n) = &self.exit_note {
             return format!(" ({n})");
