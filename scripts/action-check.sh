@@ -44,11 +44,56 @@ step() { # NAME, then INPUT_* assignments
 step clean INPUT_STDIO="$ref --stdio --era dual"
 grep -q '^exit-code=0$' "$work/clean.out" || fail "clean: exit-code is not 0: $(cat "$work/clean.out")"
 grep -q '^summary=test result: ok\.' "$work/clean.out" || fail "clean: no summary output"
-step broken INPUT_STDIO="$ref --stdio --era modern --fault discover-no-ttl" INPUT_REVISION=2026-07-28
+# Failures (one of them a root cause several cases share) and warnings: the
+# step summary lists exactly the cases report.json says fail the run, each
+# once with its one-line reason, and exactly its warnings.
+step broken INPUT_STDIO="$ref --stdio --era modern --fault discover-no-ttl --fault error-id-null --fault order-varies" INPUT_REVISION=2026-07-28
 grep -q '^exit-code=1$' "$work/broken.out" || fail "broken: exit-code is not 1"
-grep -q -- '- 2026-07-28/lifecycle/discover-result-shape' "$work/broken.md" || fail "broken: the step summary does not list the failing case"
+python3 - "$work/broken.md" "$work/broken/report.json" <<'PY' || fail "broken: the step summary does not match report.json"
+import json, re, sys
+md = open(sys.argv[1]).read()
+r = json.load(open(sys.argv[2]))
+def section(title):
+    m = re.search(r"^\*\*" + title + r"\*\* \((\d+)[^\n]*\n\n((?:[ ]*- [^\n]*\n)*)", md, re.M)
+    assert m, f"no {title} section:\n{md}"
+    return int(m.group(1)), m.group(2)
+def first(s): return (s or "").split("\n")[0]
+failing = [c for c in r["cases"] if c["verdict"] in ("fail", "error") and not c.get("baseline")]
+warns = [c for c in r["cases"] if c["verdict"] == "warn"]
+assert failing and warns, "the broken run needs failures and warnings"
+n, body = section("Failing cases")
+listed = re.findall(r"^\s*- `([^`]+)` \((\w+), ([A-Z ]+|POLICY)\): ", body, re.M)
+assert n == len(failing), (n, len(failing))
+assert sorted(i for i, _, _ in listed) == sorted(c["id"] for c in failing), (listed, [c["id"] for c in failing])
+for c in failing:
+    line = next(l for l in body.splitlines() if f"`{c['id']}`" in l)
+    assert f"({c['verdict']}, {c['level']})" in line, line
+    assert first(c["message"])[:40].replace("`", "\\`").replace("*", "\\*").replace("_", "\\_")[:20] in line, (line, first(c["message"]))
+roots = r.get("roots", [])
+assert roots, "error-id-null gives a root cause"
+assert md.count("- root cause (") == len([g for g in roots if any(c["id"] in g["cases"] + g.get("frames_of", []) for c in failing)])
+wn, wbody = section("Warnings")
+assert wn == len(warns) and sorted(re.findall(r"^- `([^`]+)`", wbody, re.M)) == sorted(c["id"] for c in warns), (wn, wbody)
+assert "frame:" not in md and "----" not in md, "console text leaked into the summary"
+s = r["summary"]
+assert f"| {s['total']} | {s['pass']} | {s['fail']} | {s['warn']} | {s['n/a']} | {s['error']} |" in md, "counts"
+assert ("**FAILED**: " + "; ".join(r["outcome"]["why"])) in md.replace("\\", ""), "outcome"
+PY
+# A quoted argument in `args` stays one argument (a baseline whose path has a space).
+printf '[expected]\n"2026-07-28/lifecycle/discover-result-shape" = "known"\n"2026-07-28/wire/server-frames-valid" = "known"\n' >"$work/known failures.toml"
+step quoted INPUT_STDIO="$ref --stdio --era modern --fault discover-no-ttl" INPUT_REVISION=2026-07-28 INPUT_ARGS="--expected-failures '$work/known failures.toml' --quiet"
+grep -q '^exit-code=0$' "$work/quoted.out" || fail "quoted: a quoted args word was split: $(cat "$work/quoted.out")"
+grep -q '2 expected failures' "$work/quoted.md" || fail "quoted: the summary does not count the expected failure"
+# An unmatched quote is said, with exit-code 2, not run half-split.
+export GITHUB_OUTPUT=$work/badargs.out GITHUB_STEP_SUMMARY=$work/badargs.md
+: >"$GITHUB_OUTPUT"
+env INPUT_STDIO="$ref --stdio" INPUT_ARGS="--skip 'unclosed" INPUT_REPORTS="$work/badargs" bash scripts/action/run.sh >/dev/null 2>&1 || fail "badargs: run.sh must exit 0"
+grep -q '^exit-code=2$' "$work/badargs.out" || fail "badargs: an unmatched quote in args does not give exit-code 2"
+# The artifact and check names are inputs, and publishing can be skipped.
+grep -q 'name: ${{ inputs.artifact-name }}' action.yml || fail "action.yml: the artifact name is not the artifact-name input"
+grep -q "if: always() && inputs.publish-junit == 'true'" action.yml || fail "action.yml: publishing the JUnit report cannot be skipped"
 step certified INPUT_STDIO="$ref --stdio --era dual --fixtures" INPUT_REQUIREMENTS=2026-07-28 INPUT_STRICT=true
 grep -q '^exit-code=0$' "$work/certified.out" || fail "certified: exit-code is not 0"
 grep -q '^certificate: ' "$work/certified.md" || fail "certified: the step summary names no certificate"
 [ -s "$work/certified/certificate.json" ] || fail "certified: no certificate.json"
-echo "action-check: install (sha256 checked, a bad one refused) and run (clean, broken, certified) behave as the action needs"
+echo "action-check: install (sha256 checked, a bad one refused) and run (clean, broken with its exact summary, quoted args, certified) behave as the action needs"

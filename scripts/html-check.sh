@@ -46,11 +46,12 @@ serve "$url" "$log" "$ref" --http "$port" --era dual --sse --fixtures || exit 2
 "$m" run --http "$url" --allowed-origin http://localhost --out "$out/passing" --quiet >"$out/passing.log" 2>&1
 [ $? = 0 ] || { cat "$out/passing.log"; die "the passing run did not pass"; }
 
-# Failing: faults that break MUSTs and a SHOULD, and a baseline that
-# expects one of the failures, over stdio.
+# Failing: faults that break MUSTs and a SHOULD, one that several cases see
+# (error-id-null: one root cause), and a baseline that expects one of the
+# failures, over stdio.
 base=$out/expected-failures.toml
 printf '[expected]\n"2026-07-28/conformance/tools-call-image" = "known: the image is not base64 yet"\n' >"$base"
-"$m" run --stdio "$ref --era dual --fixtures --fault discover-no-ttl --fault order-varies --fault fx-image-not-base64 --fault fx-audio-wrong-mime" \
+"$m" run --stdio "$ref --era dual --fixtures --fault discover-no-ttl --fault order-varies --fault fx-image-not-base64 --fault fx-audio-wrong-mime --fault error-id-null" \
   --out "$out/failing" --expected-failures "$base" --quiet >"$out/failing.log" 2>&1
 [ $? = 1 ] || { cat "$out/failing.log"; die "the failing run did not fail"; }
 

@@ -16,6 +16,9 @@ triple=$(rustc -vV | awk '/^host:/ {print $2}')
 name=mcpcert-$version-$triple
 mkdir -p "$out/$name"
 cp "$target/$dir/mcpcert" README.md "$out/$name/"
+# The README links the docs pages and their screenshots.
+mkdir -p "$out/$name/docs"
+cp docs/*.md docs/*.png "$out/$name/docs/"
 tar czf "$out/$name.tar.gz" -C "$out" "$name"
 rm -rf "${out:?}/$name"
 (cd "$out" && sha256sum "$name.tar.gz" >"$name.tar.gz.sha256")

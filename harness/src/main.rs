@@ -122,6 +122,11 @@ enum Cmd {
         #[arg(last = true)]
         run_args: Vec<String>,
     },
+    /// Print a Markdown summary of a run from its report.json: the outcome,
+    /// the counts, the cases that fail the run (root causes first) with
+    /// their one-line reasons, the warnings and the certificate (read from
+    /// certificate.json beside the report). For CI step summaries.
+    Summary { report: PathBuf },
     /// Join the matrix folders of several shards (or runs) into one matrix.
     Merge {
         #[arg(required = true)]
@@ -175,7 +180,8 @@ struct RunArgs {
     /// TOML target file (command or URL, env, headers from env vars, timeouts).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
-    /// Protocol revision to test: auto, 2026-07-28 or 2025-11-25.
+    /// Protocol revision to test: auto, 2026-07-28, 2025-11-25, 2025-06-18,
+    /// 2025-03-26 or 2024-11-05.
     #[arg(long, default_value = "auto")]
     revision: String,
     /// Suite folder (default: the suites built into the binary).
@@ -419,6 +425,7 @@ fn main() -> ExitCode {
         }
         Cmd::Merge { dirs, out } => ExitCode::from(cli::matrix::merge(&dirs, &out, mcpcert::report::JunitStyle::standard())),
         Cmd::Diff { old, new, strict, any_change, json } => ExitCode::from(cli::matrix::diff_cmd(&old, &new, json, strict, any_change)),
+        Cmd::Summary { report } => ExitCode::from(cli::offline::summary(&report)),
         Cmd::VerifyCertificate { certificate, report } => ExitCode::from(cli::offline::verify_certificate(&certificate, &report)),
     }
 }

@@ -123,3 +123,53 @@ fn help_shows_examples_and_exit_codes() {
     let out = mcpcert().args(["run", "--list", "2026-07-28/lifecycle/"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "run --list needs no target");
 }
+
+/// One bug, one cause: error responses with `"id": null` fail every case
+/// that looks at an error's id, with the same finding, and the wire audit
+/// for the same frames. The console's list, the JSON report and the
+/// Markdown summary say the cause once, with those cases beneath; each
+/// case keeps its own verdict.
+#[test]
+fn a_fault_several_cases_see_is_one_root_cause_with_its_cases_beneath() {
+    let (code, console, r) = run("console-roots", "--era modern --fault error-id-null", &["--revision", "2026-07-28"]);
+    assert_eq!(code, 1, "{console}");
+    let roots = r["roots"].as_array().expect("roots in report.json");
+    assert_eq!(roots.len(), 1, "{roots:#?}");
+    let root = &roots[0];
+    assert!(root["cause"].as_str().unwrap().contains("response id"), "{root}");
+    let cases: Vec<&str> = root["cases"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
+    let failing: Vec<&str> = r["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["verdict"] == "fail" || c["verdict"] == "warn")
+        .map(|c| c["id"].as_str().unwrap())
+        .collect();
+    // Every fail and warn of the run is explained by the one cause.
+    let frames_of: Vec<&str> = root["frames_of"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
+    assert_eq!(frames_of, ["2026-07-28/wire/server-frames-valid"], "{root}");
+    let mut all: Vec<&str> = cases.iter().chain(&frames_of).copied().collect();
+    all.sort();
+    let mut want = failing.clone();
+    want.sort();
+    assert_eq!(all, want, "the cause explains every finding of the run");
+    for id in &cases {
+        assert!(case(&r, id)["message"].as_str().unwrap().contains("got null"), "{id} keeps its own message");
+    }
+    // The console: the cause once, its failing cases indented beneath it,
+    // the warnings it also explains named, and no case listed twice.
+    let list: Vec<&str> = console.rsplit("\nfailures:\n").next().unwrap().lines().take_while(|l| !l.is_empty()).collect();
+    assert!(list[0].starts_with("    root cause (") && list[0].contains("response id"), "{list:#?}");
+    let beneath: Vec<&str> = list.iter().filter(|l| l.starts_with("        2026-07-28/")).copied().collect();
+    assert_eq!(beneath.len(), failing.iter().filter(|id| case(&r, id)["verdict"] == "fail").count(), "{list:#?}");
+    assert!(list.iter().any(|l| l.contains("not failing the run") && l.contains("(warn)")), "{list:#?}");
+    assert!(!list.iter().any(|l| l.starts_with("    2026-07-28/")), "a case under the cause is not listed again: {list:#?}");
+
+    // The Markdown summary for CI says it the same way.
+    let dir = std::env::temp_dir().join(format!("mcpcert-test-{}-console-roots", std::process::id()));
+    let out = mcpcert().args(["summary"]).arg(dir.join("report.json")).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(md.contains("- root cause ("), "{md}");
+    assert_eq!(md.matches("\n  - `2026-07-28/").count(), beneath.len(), "{md}");
+}

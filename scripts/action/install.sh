@@ -15,6 +15,11 @@ elif [ "${MCPCERT_VERSION:-}" = source ]; then
   ln -sf "$bin_dir/../bin/mcpcert" "$bin_dir/mcpcert"
 else
   version=${MCPCERT_VERSION:?set MCPCERT_VERSION}
+  # Releases carry a Linux x86-64 binary only; elsewhere build from source.
+  if [ "$(uname -s)/$(uname -m)" != Linux/x86_64 ] && [ -z "${MCPCERT_RELEASE_URL:-}" ]; then
+    echo "mcpcert action: release binaries are built for Linux x86-64 only; this runner is $(uname -s)/$(uname -m): set the input version: source (builds with cargo)" >&2
+    exit 1
+  fi
   triple=x86_64-unknown-linux-gnu
   name=mcpcert-$version-$triple
   base=${MCPCERT_RELEASE_URL:-https://github.com/${MCPCERT_REPO:?set MCPCERT_REPO}/releases/download/v$version}

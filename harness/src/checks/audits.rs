@@ -111,6 +111,7 @@ impl Check for WireFramesValid {
         let mut out = Outcome::default();
         let Some(log) = cx.session.frame_log(cx.rev) else { return out };
         let mut bad: Vec<String> = Vec::new();
+        let mut more: Vec<(String, usize)> = Vec::new();
         let mut count = 0usize;
         let mut checked = 0usize;
         // The exchanges that drew the first offending frames, to replay them.
@@ -124,6 +125,13 @@ impl Check for WireFramesValid {
                 continue;
             }
             count += 1;
+            if bad.len() >= 10 {
+                // Past the tenth: counted per case, to say where they are.
+                match more.iter_mut().find(|(c, _)| *c == lf.case) {
+                    Some(m) => m.1 += 1,
+                    None => more.push((lf.case.clone(), 1)),
+                }
+            }
             if bad.len() < 10 {
                 let what = method.map(|m| format!(" (reply to {m}, in {})", lf.case)).unwrap_or_else(|| format!(" (in {})", lf.case));
                 // The log keeps the first three, clipped.
@@ -143,7 +151,16 @@ impl Check for WireFramesValid {
             return Outcome::na("the server sent no JSON-RPC message during the run, so there is nothing to judge");
         }
         if count > 0 {
-            out.fail(format!("{count} of {checked} server frames break the {} message schema:\n{}", cx.rev, bad.join("\n")));
+            let mut m = format!("{count} of {checked} server frames break the {} message schema:\n{}", cx.rev, bad.join("\n"));
+            if !more.is_empty() {
+                let n: usize = more.iter().map(|(_, n)| n).sum();
+                let at: Vec<String> = more.iter().map(|(c, n)| format!("{c} ({n})")).collect();
+                m.push_str(&format!(
+                    "\n  … and {n} more, drawn by: {} (in report.json, each frame is in the transcript of the case named)",
+                    at.join(", ")
+                ));
+            }
+            out.fail(m);
         }
         out.exchanges.push(Exchange {
             label: "wire schema audit".into(),

@@ -144,3 +144,21 @@ pub fn verify_certificate(cert: &Path, report: &Path) -> u8 {
         EXIT_FAILED
     }
 }
+
+/// `mcpcert summary REPORT.json`: the run's Markdown summary on stdout.
+pub fn summary(report: &Path) -> u8 {
+    let text = match std::fs::read_to_string(report) {
+        Ok(t) => t,
+        Err(e) => return usage(format!("{}: {e}", report.display())),
+    };
+    let cert_path = report.with_file_name("certificate.json");
+    let cert: Option<serde_json::Value> = std::fs::read_to_string(&cert_path).ok().and_then(|t| serde_json::from_str(&t).ok());
+    match mcpcert::report::summary::markdown(&text, cert.as_ref()) {
+        Ok(md) => {
+            let mut console = Console::new();
+            console.line(md.trim_end());
+            EXIT_OK
+        }
+        Err(e) => usage(format!("{}: {e}", report.display())),
+    }
+}

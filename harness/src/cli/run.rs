@@ -303,8 +303,9 @@ pub fn run(args: RunArgs) -> u8 {
     let run_warnings: Vec<String> = runner.config_warnings().iter().map(|w| masker.text(w)).collect();
 
     // An unreachable target was said once, above; its cases were not run.
+    let roots = if target_problem.is_none() { report::roots::root_causes(&results) } else { Vec::new() };
     if target_problem.is_none() {
-        console.failures(&results, strict);
+        console.failures(&results, strict, &roots);
     }
     console.warnings(&results, strict);
     let baseline_summary = baseline.as_ref().map(|b| b.summary(&results));
@@ -374,6 +375,7 @@ pub fn run(args: RunArgs) -> u8 {
         summary: summary.clone(),
         load: runner.load_stats(),
         outcome: report::Outcome { passed: why.is_empty(), why: why.clone() },
+        roots,
         cases: results,
     };
     let mut write_err = false;

@@ -134,6 +134,36 @@ pub struct Basis {
     pub keyword: Keyword,
 }
 
+/// A quotation's Markdown as text, for people: `**MUST**` is MUST and
+/// `[server/discover](…)` is server/discover (code spans keep their
+/// backticks). The JSON report keeps the quotation as the spec writes it.
+pub fn plain_markdown(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix("**").or_else(|| rest.strip_prefix("__")) {
+            rest = r;
+            continue;
+        }
+        // A link: its text, not its target.
+        if rest.starts_with('[')
+            && let Some(close) = rest.find("](")
+            && !rest[1..close].contains(['[', ']'])
+            && let Some(end) = rest[close + 2..].find(')')
+        {
+            out.push_str(&rest[1..close]);
+            rest = &rest[close + 2 + end + 1..];
+            continue;
+        }
+        let mut chars = rest.chars();
+        if let Some(c) = chars.next() {
+            out.push(c);
+        }
+        rest = chars.as_str();
+    }
+    out
+}
+
 impl Basis {
     /// One line for messages and `mcpcert list`.
     pub fn render(&self) -> String {
@@ -150,7 +180,7 @@ impl Basis {
             Keyword::Fixture => " (FIXTURE: the requirement set's scenario defines what this fixture does)",
             _ => "",
         };
-        format!("“{}” ({}){kind}", self.quote, self.source)
+        format!("“{}” ({}){kind}", plain_markdown(&self.quote), self.source)
     }
 
     /// Why a case of `level` cannot rest on this sentence, if it cannot: a
@@ -548,4 +578,18 @@ pub struct LoadStats {
     pub p90_ms: u64,
     pub p99_ms: u64,
     pub max_ms: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plain_markdown;
+
+    #[test]
+    fn quotations_lose_their_markdown_but_keep_their_words() {
+        assert_eq!(
+            plain_markdown("the server **MUST** answer [server/discover](../server/discover.mdx) with `-32602`"),
+            "the server MUST answer server/discover with `-32602`"
+        );
+        assert_eq!(plain_markdown("a [b] c (d) and tools/* as __is__"), "a [b] c (d) and tools/* as is");
+    }
 }

@@ -112,7 +112,7 @@ impl Console {
     }
 
     /// Every case that counts against the run, with its full text.
-    pub fn failures(&mut self, results: &[CaseResult], strict: bool) {
+    pub fn failures(&mut self, results: &[CaseResult], strict: bool, roots: &[super::roots::RootCause]) {
         let all: Vec<&CaseResult> = results.iter().filter(|r| r.counts_as_failure(strict) && !r.stale_baseline()).collect();
         if all.is_empty() {
             return;
@@ -140,9 +140,41 @@ impl Console {
             if let Some(t) = &r.stderr_tail {
                 self.line(format!("\nthe server's stderr ended with:\n{t}"));
             }
+            if let Some(g) = super::roots::cause_of(roots, &r.id) {
+                let n = g.all().count();
+                self.line(format!(
+                    "\nroot cause shared with {} other case{} (listed below): {}",
+                    n - 1,
+                    if n == 2 { "" } else { "s" },
+                    g.cause
+                ));
+            }
         }
         self.line("\nfailures:");
-        for r in &failed {
+        // Causes first, each with the failing cases it explains beneath.
+        let counted = |id: &String| failed.iter().find(|r| &r.id == id);
+        let mut shown: Vec<&str> = Vec::new();
+        for g in roots {
+            let members: Vec<&&CaseResult> = g.all().filter_map(counted).collect();
+            if members.is_empty() {
+                continue;
+            }
+            self.line(format!("    root cause ({} case{}): {}", g.all().count(), if g.all().count() == 1 { "" } else { "s" }, g.cause));
+            for r in &members {
+                let via = if g.frames_of.contains(&r.id) { ": reports the frames of these cases" } else { "" };
+                self.line(format!("        {} ({}{via})", r.id, r.verdict.as_str()));
+                shown.push(&r.id);
+            }
+            let rest: Vec<String> = results
+                .iter()
+                .filter(|r| g.all().any(|x| x == &r.id) && !members.iter().any(|m| m.id == r.id))
+                .map(|r| format!("{} ({})", r.id, r.verdict.as_str()))
+                .collect();
+            if !rest.is_empty() {
+                self.line(format!("        and, not failing the run: {}", rest.join(", ")));
+            }
+        }
+        for r in failed.iter().filter(|r| !shown.contains(&r.id.as_str())) {
             self.line(format!("    {}", r.id));
         }
         if !not_run.is_empty() {

@@ -31,7 +31,7 @@ a{color:#0645ad}
 .chip{border:1px solid var(--line);border-radius:14px;padding:2px 10px;background:#fff;text-decoration:none;color:inherit}
 .v{display:inline-block;min-width:3.6em;text-align:center;font-weight:700;border-radius:4px;padding:0 4px;color:#fff;font-size:12px}
 .v.fail{background:var(--fail)}.v.error{background:var(--error)}.v.warn{background:var(--warn)}.v.pass{background:var(--pass)}.v.na{background:var(--na)}
-.t-fail,.t-error{color:var(--fail);font-weight:600}.t-warn{color:var(--warn)}.t-pass{color:var(--pass)}.t-na{color:var(--na)}
+.t-fail,.t-error{color:var(--fail);font-weight:600}.t-zero{color:var(--na)}.t-warn{color:var(--warn)}.t-pass{color:var(--pass)}.t-na{color:var(--na)}
 table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid var(--line);padding:4px 8px;text-align:left;vertical-align:top}
 #filters{position:sticky;top:0;background:#fff;border-bottom:1px solid var(--line);padding:8px 0;z-index:2;display:flex;gap:14px;align-items:center;flex-wrap:wrap}
 #filters input[type=search]{font:inherit;padding:3px 6px;min-width:22em}
@@ -46,6 +46,7 @@ table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid var(--li
 details>summary{cursor:pointer;color:#333}
 .copy{font:12px system-ui,sans-serif;margin-left:8px;cursor:pointer}
 .hidden{display:none!important}
+.root{border:1px solid var(--line);border-left:5px solid var(--fail);border-radius:4px;padding:6px 10px;margin:8px 0}.root h3{font-size:1em;margin:0 0 4px}.root ul{margin:2px 0;padding-left:1.4em}
 blockquote{margin:4px 0;padding-left:10px;border-left:3px solid var(--line);color:#333}
 "#;
 
@@ -260,7 +261,9 @@ pub fn html(report: &RunReport) -> String {
     out.push_str(&format!("<span class=chip>{} cases</span>", s.total));
     for (v, cls, _) in GROUPS {
         let n = count(s, v);
-        out.push_str(&format!("<a class=chip href=\"#g-{cls}\" data-only={cls}><span class=\"t-{cls}\">{n} {}</span></a>", v.word()));
+        // A count of nothing is said plainly, not in its verdict's colour.
+        let tone = if n == 0 { "zero" } else { cls };
+        out.push_str(&format!("<a class=chip href=\"#g-{cls}\" data-only={cls}><span class=\"t-{tone}\">{n} {}</span></a>", v.word()));
     }
     out.push_str("</div></header>");
 
@@ -368,6 +371,9 @@ pub fn html(report: &RunReport) -> String {
         })
         .collect();
 
+    if !report.roots.is_empty() {
+        out.push_str(&roots_html(report));
+    }
     out.push_str("<nav id=index><h2>Index</h2>");
     for (_, cls, title, cs) in &grouped {
         if cs.is_empty() {
@@ -394,7 +400,7 @@ pub fn html(report: &RunReport) -> String {
         if cs.is_empty() {
             continue;
         }
-        let body: String = cs.iter().map(|c| case_html(c, *v)).collect();
+        let body: String = cs.iter().map(|c| case_html(c, *v, &report.roots)).collect();
         if *cls == "na" {
             out.push_str(&format!(
                 "<section class=group id=g-{cls}><details class=fold><summary><h2 style=display:inline>{title} ({})</h2> <span class=meta>each says why it does not apply</span></summary>{body}</details></section>",
@@ -408,6 +414,31 @@ pub fn html(report: &RunReport) -> String {
     out
 }
 
+/// The causes several failing cases share, each with the cases beneath
+/// (their own verdicts kept), before the cards.
+fn roots_html(report: &RunReport) -> String {
+    let mut h = String::from(
+        "<section id=roots><h2>Root causes</h2><p class=meta>cases whose findings say the same thing, the cause said once; each case keeps its own verdict below</p>",
+    );
+    for (i, g) in report.roots.iter().enumerate() {
+        h.push_str(&format!("<div class=root id=root-{}><h3>{} cases: {}</h3><ul>", i + 1, g.all().count(), esc(&g.cause)));
+        for id in g.all() {
+            let Some(c) = report.cases.iter().find(|c| &c.id == id) else { continue };
+            let via = if g.frames_of.contains(id) { " <span class=meta>(reports the frames of these cases)</span>" } else { "" };
+            h.push_str(&format!(
+                "<li><span class=\"v {}\">{}</span> <a href=\"#{}\"><code>{}</code></a>{via}</li>",
+                class(c.verdict),
+                c.verdict.word(),
+                anchor(c),
+                esc(id)
+            ));
+        }
+        h.push_str("</ul></div>");
+    }
+    h.push_str("</section>");
+    h
+}
+
 fn count(s: &super::Summary, v: Verdict) -> usize {
     match v {
         Verdict::Pass => s.pass,
@@ -419,7 +450,7 @@ fn count(s: &super::Summary, v: Verdict) -> usize {
 }
 
 /// One case: what it checks, the verdict and why, and the evidence.
-fn case_html(c: &CaseResult, v: Verdict) -> String {
+fn case_html(c: &CaseResult, v: Verdict, roots: &[super::roots::RootCause]) -> String {
     let id = anchor(c);
     let cls = class(v);
     let compact = matches!(v, Verdict::Pass | Verdict::NotApplicable);
@@ -443,6 +474,16 @@ fn case_html(c: &CaseResult, v: Verdict) -> String {
     }
     h.push_str("</h3>");
     h.push_str(&format!("<p class=title>{}</p>", esc(&c.title)));
+    if let Some((i, g)) = roots.iter().enumerate().find(|(_, g)| g.all().any(|x| x == &c.id)) {
+        let n = g.all().count();
+        h.push_str(&format!(
+            "<p class=root-of>root cause, shared with {} other case{}: <a href=\"#root-{}\">{}</a></p>",
+            n - 1,
+            if n == 2 { "" } else { "s" },
+            i + 1,
+            esc(&g.cause)
+        ));
+    }
     if compact {
         // A pass or n/a: one line, its reason, and the evidence folded.
         if !c.message.is_empty() {

@@ -5,6 +5,8 @@ pub mod console;
 pub mod diff;
 pub mod html;
 pub mod matrix;
+pub mod roots;
+pub mod summary;
 
 pub use html::html;
 
@@ -81,6 +83,10 @@ pub struct RunReport {
     /// Whether the run passed, and if not, why (as the console's last
     /// line says it).
     pub outcome: Outcome,
+    /// Failing cases that share one cause, the cause said once (each case
+    /// keeps its verdict).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub roots: Vec<roots::RootCause>,
     pub cases: Vec<CaseResult>,
 }
 

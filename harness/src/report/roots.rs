@@ -1,0 +1,134 @@
+//! Root causes: failing cases that share one cause, said once. A server
+//! that answers every error with `"id": null` fails each case that looks
+//! at an error's id, with the same finding, and the wire audit for the
+//! same frames; a reader needs the one cause first, then the cases it
+//! explains. Each case keeps its own verdict: grouping only orders and
+//! names.
+//!
+//! Two cases share a cause when their findings say the same thing (the
+//! first line of the message, with the run's request ids folded, since
+//! each case numbers its own). A case that judges the run's traffic (the
+//! wire audit, which names the case each offending frame came from) joins
+//! the cause whose cases drew the frames it reports.
+
+use crate::record::{CaseResult, Verdict};
+use serde::{Deserialize, Serialize};
+
+/// One cause and the cases it explains.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RootCause {
+    /// The finding the cases share, as they say it (request ids as `…`).
+    pub cause: String,
+    /// The cases whose own finding this is, in the run's order.
+    pub cases: Vec<String>,
+    /// Cases judging the run's traffic whose offending frames came from
+    /// those cases (the wire audit).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub frames_of: Vec<String>,
+}
+
+impl RootCause {
+    /// Every case the cause explains.
+    pub fn all(&self) -> impl Iterator<Item = &String> {
+        self.cases.iter().chain(&self.frames_of)
+    }
+}
+
+/// Whether a case has a finding to group: fail, error or warn, and run
+/// (the cases an unreachable target or an interrupt left are said once
+/// elsewhere).
+fn finding(c: &CaseResult) -> bool {
+    matches!(c.verdict, Verdict::Fail | Verdict::Error | Verdict::Warn) && !c.message.starts_with("not run: ")
+}
+
+/// A finding's first line with the request ids folded: mcpcert numbers
+/// each case's requests apart (ids of six digits and more), so the same
+/// finding in two cases differs only there.
+pub fn cause_key(message: &str) -> String {
+    let line = message.lines().next().unwrap_or("").trim_end_matches(':').trim();
+    let mut out = String::with_capacity(line.len());
+    let mut digits = String::new();
+    let flush = |digits: &mut String, out: &mut String| {
+        if digits.len() >= 6 {
+            out.push('…');
+        } else {
+            out.push_str(digits);
+        }
+        digits.clear();
+    };
+    for ch in line.chars() {
+        if ch.is_ascii_digit() {
+            digits.push(ch);
+        } else {
+            flush(&mut digits, &mut out);
+            out.push(ch);
+        }
+    }
+    flush(&mut digits, &mut out);
+    out
+}
+
+/// The causes shared by two cases or more, largest first (then in the
+/// order their first case ran).
+pub fn root_causes(results: &[CaseResult]) -> Vec<RootCause> {
+    let mut groups: Vec<RootCause> = Vec::new();
+    for c in results.iter().filter(|c| finding(c)) {
+        let key = cause_key(&c.message);
+        if key.is_empty() {
+            continue;
+        }
+        match groups.iter_mut().find(|g| g.cause == key) {
+            Some(g) => g.cases.push(c.id.clone()),
+            None => groups.push(RootCause { cause: key, cases: vec![c.id.clone()], frames_of: Vec::new() }),
+        }
+    }
+    groups.retain(|g| g.cases.len() >= 2);
+    // A case of its own that reports frames of a cause's cases (it names
+    // them) joins the cause that drew most of them.
+    for c in results.iter().filter(|c| finding(c)) {
+        if groups.iter().any(|g| g.cases.contains(&c.id)) {
+            continue;
+        }
+        let named = |g: &RootCause| g.cases.iter().filter(|id| names_case(&c.message, id)).count();
+        if let Some(best) = groups.iter_mut().max_by_key(|g| named(g)).filter(|g| named(g) > 0) {
+            best.frames_of.push(c.id.clone());
+        }
+    }
+    groups.sort_by_key(|g| std::cmp::Reverse(g.cases.len() + g.frames_of.len()));
+    groups
+}
+
+/// Whether `message` names the case `id` as where a frame came from
+/// (`in ID)`, `in ID,` or `ID (N)` in a list), not merely a prefix of a
+/// longer id.
+fn names_case(message: &str, id: &str) -> bool {
+    message.match_indices(id).any(|(i, _)| {
+        let after = message[i + id.len()..].chars().next();
+        !matches!(after, Some(c) if c.is_alphanumeric() || c == '-' || c == '/' || c == '_')
+    })
+}
+
+/// The cause a case belongs to, if any.
+pub fn cause_of<'a>(roots: &'a [RootCause], id: &str) -> Option<&'a RootCause> {
+    roots.iter().find(|g| g.all().any(|x| x == id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_ids_fold_and_codes_stay() {
+        assert_eq!(
+            cause_key("expected the response id to equal the request id 7000000; got null\nmore"),
+            "expected the response id to equal the request id …; got null"
+        );
+        assert_eq!(cause_key("expected JSON-RPC error -32602; got -32601"), "expected JSON-RPC error -32602; got -32601");
+    }
+
+    #[test]
+    fn an_id_is_named_only_whole() {
+        assert!(names_case("(reply to x, in 2026-07-28/lifecycle/unknown-method): bad", "2026-07-28/lifecycle/unknown-method"));
+        assert!(!names_case("in 2026-07-28/lifecycle/unknown-method-x)", "2026-07-28/lifecycle/unknown-method"));
+    }
+}

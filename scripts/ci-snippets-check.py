@@ -1,0 +1,225 @@
+#!/usr/bin/env python3
+"""Run the shell lines of the CI snippets the docs give, as a runner would.
+
+The snippets are the fenced YAML blocks of README.md and docs/ci.md marked
+`# mcpcert-check: NAME`:
+
+- gitlab: the README's GitLab job (pinned release binary, sha256 checked,
+  one run against a server);
+- github-nightly and gitlab-nightly: the sharded nightly interop workflows
+  of docs/ci.md (three shards, a merge, `mcpcert diff` against the
+  previous night).
+
+The release binary comes from a release folder built here
+(scripts/release-build.sh, served as a file:// URL); the servers are the
+reference server in three eras. Night one has no previous night; night two
+breaks one target, and the merge job must fail on the regression. Steps
+that need GitHub or GitLab themselves (`uses:` actions, the artifacts API)
+are played by this script: it copies the folders between jobs. Exit 1 on
+the first snippet that does not behave as its page says.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TARGET = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
+if not os.path.isabs(TARGET):
+    TARGET = os.path.join(ROOT, TARGET)
+
+
+def fail(msg):
+    print(f"ci-snippets-check: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def snippet(path, name):
+    """The lines of the yaml block of `path` marked `# mcpcert-check: name`."""
+    text = open(os.path.join(ROOT, path)).read()
+    for block in re.findall(r"```yaml\n(.*?)```", text, re.S):
+        if re.search(r"#\s*mcpcert-check:\s*" + re.escape(name) + r"\s*$", block, re.M):
+            return block.splitlines()
+    fail(f"{path} has no yaml block marked `# mcpcert-check: {name}`")
+
+
+def flow_map(line):
+    """`key: "value"` pairs of a one-line flow mapping."""
+    return dict(re.findall(r'(\w+):\s*"([^"]*)"', line))
+
+
+def gitlab_jobs(lines):
+    """job name -> {'variables', 'before_script', 'script'} (one-line items)."""
+    jobs, job, key = {}, None, None
+    for line in lines:
+        if re.match(r"^[.\w-]+:", line):
+            job = line.split(":")[0]
+            jobs[job] = {"variables": {}, "before_script": [], "script": [], "extends": None}
+            key = None
+            continue
+        m = re.match(r"^  (\w+):\s*(.*)$", line)
+        if m and job:
+            key = m.group(1)
+            if key == "variables":
+                jobs[job]["variables"] = flow_map(m.group(2))
+            if key == "extends":
+                jobs[job]["extends"] = m.group(2).strip()
+            continue
+        m = re.match(r"^    - (.*)$", line)
+        if m and job and key in ("before_script", "script"):
+            jobs[job][key].append(m.group(1))
+    for j in jobs.values():
+        base = jobs.get(j["extends"]) if j["extends"] else None
+        if base:
+            j["variables"] = {**base["variables"], **j["variables"]}
+            j["before_script"] = j["before_script"] or base["before_script"]
+    return jobs
+
+
+def github_jobs(lines):
+    """(workflow env, job name -> the `run:` lines of its steps, in order)."""
+    env, jobs, job = {}, {}, None
+    for line in lines:
+        if line.startswith("env:"):
+            env = flow_map(line)
+        m = re.match(r"^  ([\w-]+):\s*$", line)
+        if m:
+            job = m.group(1)
+            jobs[job] = []
+        m = re.match(r"^      - run: (.*)$", line)
+        if m and job:
+            jobs[job].append(m.group(1))
+    return env, jobs
+
+
+def sh(script, cwd, env, what):
+    r = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", script], cwd=cwd, env=env, capture_output=True, text=True)
+    return r.returncode, r.stdout + r.stderr
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="mcpcert-snippets-")
+    try:
+        run(work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def run(work):
+    subprocess.run(["cargo", "build", "-q", "--workspace"], cwd=ROOT, check=True)
+    ref = os.path.join(TARGET, "debug", "mcpcert-refserver")
+    version = re.search(r'^version\s*=\s*"([^"]+)"', open(os.path.join(ROOT, "Cargo.toml")).read(), re.M).group(1)
+    releases = os.path.join(work, "releases")
+    env0 = dict(os.environ, MCPCERT_PROFILE="dev")
+    subprocess.run([os.path.join(ROOT, "scripts", "release-build.sh"), os.path.join(releases, "v" + version)], cwd=ROOT, env=env0, check=True, capture_output=True)
+    # A runner's PATH: no mcpcert on it until the snippet installs one.
+    path = ":".join(p for p in os.environ.get("PATH", "").split(":") if not os.path.exists(os.path.join(p, "mcpcert")))
+    base_env = {k: v for k, v in os.environ.items() if not k.startswith("MCPCERT")}
+    base_env["PATH"] = path
+
+    def with_release(vars_):
+        e = dict(base_env, **vars_)
+        e["MCPCERT_VERSION"] = version
+        e["MCPCERT_RELEASES"] = "file://" + releases
+        return e
+
+    # The README's GitLab job.
+    jobs = gitlab_jobs(snippet("README.md", "gitlab"))
+    job = jobs.get("mcp-conformance") or fail("README's gitlab snippet has no mcp-conformance job")
+    lines = [l.replace("'python -m my_server'", f"'{ref} --stdio --era dual'") for l in job["before_script"] + job["script"]]
+    d = os.path.join(work, "gitlab")
+    os.makedirs(d)
+    code, out = sh("\n".join(lines), d, with_release(job["variables"]), "gitlab")
+    if code != 0:
+        fail(f"the README's GitLab job failed ({code}):\n{out}")
+    if not os.path.exists(os.path.join(d, "reports", "junit.xml")):
+        fail("the README's GitLab job wrote no reports/junit.xml (its artifacts name it)")
+
+    def targets(d, broken):
+        # `legacy` fails every night (a known failure: no regression);
+        # on the second night `modern` breaks too (the regression).
+        with open(os.path.join(d, "targets.toml"), "w") as f:
+            for era in ("modern", "dual", "legacy"):
+                fault = " --fault discover-no-ttl" if broken and era == "modern" else ""
+                if era == "legacy":
+                    fault = " --fault legacy-no-server-info"
+                f.write(f'[[target]]\nname = "{era}"\ncommand = "{ref} --stdio --era {era}{fault}"\n\n')
+
+    # The nightly workflows, two nights each.
+    env, gh = github_jobs(snippet("docs/ci.md", "github-nightly"))
+    if set(gh) != {"shard", "merge"}:
+        fail(f"the GitHub nightly has jobs {sorted(gh)}, not shard and merge")
+    gl = gitlab_jobs(snippet("docs/ci.md", "gitlab-nightly"))
+    for j in ("interop-shard", "interop-merge"):
+        if j not in gl:
+            fail(f"the GitLab nightly has no {j} job")
+    for flavour in ("github", "gitlab"):
+        previous = None
+        for night, broken in ((1, False), (2, True)):
+            parts = []
+            for k in (1, 2, 3):
+                d = os.path.join(work, flavour, f"night{night}", f"shard{k}")
+                os.makedirs(d)
+                targets(d, broken)
+                if flavour == "github":
+                    code, out = github_steps(gh["shard"], d, with_release(env), {"matrix.shard": str(k)})
+                else:
+                    job = gl["interop-shard"]
+                    code, out = sh("\n".join(job["before_script"] + job["script"]), d, with_release(dict(job["variables"], SHARD=str(k))), "shard")
+                if code != 0:
+                    fail(f"{flavour} night {night} shard {k} failed ({code}):\n{out}")
+                part = os.path.join(d, f"part-{k}")
+                if not os.path.exists(os.path.join(part, "matrix.json")):
+                    fail(f"{flavour} night {night} shard {k} left no part-{k}/matrix.json:\n{out}")
+                parts.append(part)
+            d = os.path.join(work, flavour, f"night{night}", "merge")
+            os.makedirs(d)
+            for p in parts:  # what the artifact steps carry between the jobs
+                shutil.copytree(p, os.path.join(d, os.path.basename(p)))
+            if previous:
+                shutil.copytree(previous, os.path.join(d, "previous") if flavour == "github" else os.path.join(d, "previous", "matrix"))
+            if flavour == "github":
+                code, out = github_steps(gh["merge"], d, with_release(env), {})
+            else:
+                job = gl["interop-merge"]
+                code, out = sh("\n".join(job["before_script"] + job["script"]), d, with_release(job["variables"]), "merge")
+            merged = os.path.join(d, "matrix", "matrix.json")
+            if not os.path.exists(merged):
+                fail(f"{flavour} night {night}: the merge wrote no matrix/matrix.json:\n{out}")
+            import json
+            names = sorted(t["name"] for t in json.load(open(merged))["targets"])
+            if names != ["dual", "legacy", "modern"]:
+                fail(f"{flavour} night {night}: the merged matrix holds {names}, not the three targets")
+            if night == 1 and (code != 0 or "no previous night" not in out):
+                fail(f"{flavour} night 1 (no previous night) should pass and say so ({code}):\n{out}")
+            if night == 2 and (code == 0 or not re.search(r"diff: [1-9]\d* regressions", out) or not re.search(r"^\s+modern\s+\S+: pass → FAIL", out, re.M)):
+                fail(f"{flavour} night 2: the merge job must fail on the regression of `modern` ({code}):\n{out}")
+            previous = os.path.join(d, "matrix")
+    print("ci-snippets-check: the README's GitLab job and the GitHub and GitLab nightly workflows (3 shards, merge, diff: a clean first night, a regression caught on the second) run as their pages say")
+
+
+def github_steps(runs, cwd, env, subst):
+    """The `run:` steps of one job, each its own bash; GITHUB_PATH is read
+    between steps as the runner does; the first failing step ends the job."""
+    gp = os.path.join(cwd, ".github_path")
+    open(gp, "w").close()
+    env = dict(env, GITHUB_PATH=gp)
+    out_all = ""
+    for line in runs:
+        for k, v in subst.items():
+            line = line.replace("${{ " + k + " }}", v)
+        if "${{" in line:
+            fail(f"a run step has an expression this check cannot play: {line}")
+        extra = [p.strip() for p in open(gp) if p.strip()]
+        e = dict(env, PATH=":".join(extra[::-1] + [env["PATH"]]))
+        code, out = sh(line, cwd, e, "step")
+        out_all += out
+        if code != 0:
+            return code, out_all
+    return 0, out_all
+
+
+if __name__ == "__main__":
+    main()
