@@ -173,3 +173,30 @@ fn a_fault_several_cases_see_is_one_root_cause_with_its_cases_beneath() {
     assert!(md.contains("- root cause ("), "{md}");
     assert_eq!(md.matches("\n  - `2026-07-28/").count(), beneath.len(), "{md}");
 }
+
+/// A call with arguments mcpcert made up is labelled so, and a finding
+/// about it says how to give real ones; with the config's arguments, the
+/// label says where they came from and no hint is needed.
+#[test]
+fn made_up_arguments_are_labelled_and_their_findings_say_how_to_give_real_ones() {
+    let only = "2026-07-28/tools/call-structured";
+    let (_, console, r) =
+        run("console-made-up", "--era modern --fault structured-mismatch", &["--revision", "2026-07-28", only, "--exact"]);
+    let c = case(&r, only);
+    assert_eq!(c["verdict"], "fail", "{console}");
+    let m = c["message"].as_str().unwrap();
+    assert!(m.contains("tools/call add (arguments made from the schema)"), "{m}");
+    assert!(m.contains("give them with [tools.add] arguments"), "{m}");
+
+    let cfg = outdir("console-given-args-config").join("args.toml");
+    std::fs::write(&cfg, "[tools.add]\narguments = { a = 2, b = 3 }\n").unwrap();
+    let (_, console, r) = run(
+        "console-given-args",
+        "--era modern --fault structured-mismatch",
+        &["--revision", "2026-07-28", only, "--exact", "--config", cfg.to_str().unwrap()],
+    );
+    let c = case(&r, only);
+    assert_eq!(c["verdict"], "fail", "{console}");
+    let m = c["message"].as_str().unwrap();
+    assert!(m.contains("tools/call add (arguments from the config)") && !m.contains("made up"), "{m}");
+}

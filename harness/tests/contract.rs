@@ -271,7 +271,11 @@ fn a_config_naming_a_tool_the_server_does_not_list_is_a_warning() {
     let out = cmd.output().unwrap();
     let console = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "a warning about the config does not fail the run: {console}");
-    assert!(console.contains("warning: the config's [tools.ehco] names `ehco`, which the server does not list in 2026-07-28"), "{console}");
+    assert!(
+        console.contains("warning: the config's [tools.ehco] names `ehco`, which the server does not list in 2026-07-28")
+            && console.contains("did you mean `echo`?"),
+        "{console}"
+    );
     let r = report(&dir);
     assert!(r["warnings"][0].as_str().unwrap().contains("[tools.ehco]"), "{r}");
 }

@@ -29,6 +29,9 @@ pub struct CallRecord {
     /// The tool still asked for input after the last retry: `ex` is not a
     /// final result, so no rule about final results judges it.
     pub still_asking: bool,
+    /// The arguments were made up by mcpcert from the inputSchema (not
+    /// given in the config).
+    pub made_up: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,6 +95,7 @@ pub async fn gather(cx: &Cx<'_>) -> Result<Calls, String> {
         called += 1;
         let conf = cx.policy.tool(&name);
         let output_schema = tool.get("outputSchema").cloned();
+        let given = conf.arguments.is_some();
         let valid = match conf.arguments.clone() {
             Some(a) => Some(a),
             None => match synth_valid(schema) {
@@ -104,18 +108,21 @@ pub async fn gather(cx: &Cx<'_>) -> Result<Calls, String> {
                 }
             },
         };
+        let invalid_given = conf.invalid_arguments.is_some();
         let invalid = conf.invalid_arguments.clone().or_else(|| valid.as_ref().and_then(|v| synth_invalid(schema, v)));
         let plan = [(CallKind::Valid, valid), (CallKind::Invalid, invalid), (CallKind::ErrorArgs, conf.error_arguments.clone())];
         let mut calls_of_tool = Vec::new();
         for (kind, args) in plan {
             let Some(args) = args else { continue };
-            let label = match kind {
-                CallKind::Valid => format!("tools/call {name} (valid arguments)"),
-                CallKind::Invalid => format!("tools/call {name} (arguments that break its inputSchema)"),
-                CallKind::ErrorArgs => format!("tools/call {name} (configured error_arguments)"),
+            let (label, made_up) = match kind {
+                CallKind::Valid if given => (format!("tools/call {name} (arguments from the config)"), false),
+                CallKind::Valid => (format!("tools/call {name} (arguments made from the schema)"), true),
+                CallKind::Invalid if invalid_given => (format!("tools/call {name} (configured invalid_arguments)"), false),
+                CallKind::Invalid => (format!("tools/call {name} (arguments that break its inputSchema)"), true),
+                CallKind::ErrorArgs => (format!("tools/call {name} (configured error_arguments)"), false),
             };
             let (body, edits) = call_request(cx, &name, schema, &args);
-            calls_of_tool.push(Planned { tool: name.clone(), kind, output_schema: output_schema.clone(), label, body, edits });
+            calls_of_tool.push(Planned { tool: name.clone(), kind, output_schema: output_schema.clone(), label, body, edits, made_up });
         }
         read_only &= tool.pointer("/annotations/readOnlyHint") == Some(&Value::Bool(true));
         planned.push(calls_of_tool);
@@ -143,6 +150,7 @@ pub async fn gather(cx: &Cx<'_>) -> Result<Calls, String> {
                     round_problems: Vec::new(),
                     asked: 0,
                     still_asking: false,
+                    made_up: p.made_up,
                 };
                 if p.kind == CallKind::Invalid {
                     // A negative probe: sent below, after these, each on a
@@ -192,6 +200,7 @@ pub async fn gather(cx: &Cx<'_>) -> Result<Calls, String> {
                 round_problems: Vec::new(),
                 asked: 0,
                 still_asking: false,
+                made_up: p.made_up,
             };
             // In the tool's place: after its valid call.
             let at = records.iter().position(|r| r.kind == CallKind::ErrorArgs).unwrap_or(records.len());
@@ -212,6 +221,7 @@ struct Planned {
     label: String,
     body: Value,
     edits: Vec<HeaderEdit>,
+    made_up: bool,
 }
 
 /// One tools/call request for the main connection, with the `Mcp-Param-*`

@@ -228,12 +228,21 @@ impl Check for ToolResults {
         let mut out = Outcome::default();
         let mut shown: Vec<usize> = Vec::new();
         let mut failed: Vec<usize> = Vec::new();
+        // A finding about a call whose arguments mcpcert made up says so,
+        // with how to give real ones (a tool may refuse made-up values).
+        let made_up: Vec<Option<String>> =
+            calls.records.iter().map(|r| (r.made_up && r.kind == CallKind::Valid).then(|| r.tool.clone())).collect();
         let mut fail = |out: &mut Outcome, i: usize, msg: String| {
             if !failed.contains(&i) {
                 failed.push(i);
             }
             if out.failures.len() < 20 {
-                out.fail(msg);
+                match made_up.get(i).cloned().flatten() {
+                    Some(t) => out.fail(format!(
+                        "{msg}\n    (mcpcert made up these arguments from the inputSchema; if the tool needs real ones, give them with [tools.{t}] arguments)"
+                    )),
+                    None => out.fail(msg),
+                }
             }
         };
         let mut judged = 0usize;

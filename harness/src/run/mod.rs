@@ -99,8 +99,14 @@ impl Runner {
             let names = w.names();
             for (place, tool) in &named {
                 if !names.iter().any(|n| n == tool) {
+                    let near = nearest_names(tool, &names);
+                    let hint = if near.is_empty() {
+                        "check the name".to_string()
+                    } else {
+                        format!("did you mean {}?", near.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(" or "))
+                    };
                     out.push(format!(
-                        "the config's {place} names `{tool}`, which the server does not list in {rev} ({} tools listed); check the name",
+                        "the config's {place} names `{tool}`, which the server does not list in {rev} ({} tools listed); {hint}",
                         names.len()
                     ));
                 }
@@ -430,5 +436,43 @@ impl Runner {
             Era::Session if info.session_id_issued != Some(true) => Some("the server issued no Mcp-Session-Id, so session rules do not apply".into()),
             _ => None,
         }
+    }
+}
+
+/// Up to two listed names close to `name`: the same but for case, or a few
+/// edits away (a typo), nearest first.
+fn nearest_names(name: &str, listed: &[String]) -> Vec<String> {
+    fn distance(a: &str, b: &str) -> usize {
+        let b: Vec<char> = b.chars().collect();
+        let mut prev: Vec<usize> = (0..=b.len()).collect();
+        for (i, ca) in a.chars().enumerate() {
+            let mut cur = vec![i + 1];
+            for (j, cb) in b.iter().enumerate() {
+                cur.push((prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1));
+            }
+            prev = cur;
+        }
+        prev[b.len()]
+    }
+    let lower = name.to_lowercase();
+    let most = (name.chars().count() / 3).clamp(2, 3);
+    let mut scored: Vec<(usize, &String)> = listed
+        .iter()
+        .map(|n| (if n.to_lowercase() == lower { 0 } else { distance(&lower, &n.to_lowercase()) }, n))
+        .filter(|(d, _)| *d <= most)
+        .collect();
+    scored.sort();
+    scored.into_iter().take(2).map(|(_, n)| n.clone()).collect()
+}
+
+#[cfg(test)]
+mod nearest_tests {
+    #[test]
+    fn a_typo_finds_the_listed_name_and_a_stranger_finds_none() {
+        let listed: Vec<String> = ["get_weather", "echo", "list_items"].iter().map(|s| s.to_string()).collect();
+        assert_eq!(super::nearest_names("get_wether", &listed), ["get_weather"]);
+        assert_eq!(super::nearest_names("Echo", &listed), ["echo"]);
+        assert_eq!(super::nearest_names("ehco", &listed), ["echo"]);
+        assert!(super::nearest_names("deploy_prod", &listed).is_empty());
     }
 }
