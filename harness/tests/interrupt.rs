@@ -82,10 +82,23 @@ fn sigterm_mid_run_kills_the_servers_and_writes_every_report() {
     }
     let start = Instant::now();
     signal(&child, libc::SIGTERM);
+    let rest = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut stdout, &mut s);
+        s
+    });
     let status = child.wait().unwrap();
     assert!(start.elapsed() < Duration::from_secs(5), "the run must stop at once, took {:?}", start.elapsed());
     assert_eq!(status.code(), Some(143));
+    let console = rest.join().unwrap();
     let r = report(&dir);
+    // The run says it was interrupted, and does not blame the server for
+    // the cases the interrupt stopped.
+    let why: Vec<&str> = r["outcome"]["why"].as_array().unwrap().iter().map(|w| w.as_str().unwrap()).collect();
+    assert_eq!(why[0], "interrupted (SIGTERM)", "{why:?}");
+    assert!(why.iter().skip(1).all(|w| w.ends_with("in the cases that finished")), "{why:?}");
+    let last = console.lines().find(|l| l.starts_with("test result:")).unwrap_or_default();
+    assert!(last.starts_with("test result: FAILED (interrupted (SIGTERM)"), "{console}");
     let cases = r["cases"].as_array().unwrap();
     assert_eq!(cases.len() as u64, r["summary"]["total"].as_u64().unwrap());
     let interrupted =

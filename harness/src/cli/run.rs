@@ -318,8 +318,20 @@ pub fn run(args: RunArgs) -> u8 {
         console.requirements(q, strict);
     }
     let mut why: Vec<String> = Vec::new();
-    let unexpected =
-        if target_problem.is_some() { 0 } else { results.iter().filter(|r| r.counts_as_failure(strict) && !r.stale_baseline()).count() };
+    // An interrupted run says so first; the cases the interrupt stopped or
+    // kept from running are not counted as the server's failures.
+    let sig_now = *interrupt.borrow();
+    let by_interrupt = |r: &mcpcert::record::CaseResult| {
+        sig_now != 0 && (r.message.starts_with("not run: the run was interrupted") || r.message.starts_with("interrupted ("))
+    };
+    if sig_now != 0 {
+        why.push(format!("interrupted ({})", signal_name(sig_now)));
+    }
+    let unexpected = if target_problem.is_some() {
+        0
+    } else {
+        results.iter().filter(|r| r.counts_as_failure(strict) && !r.stale_baseline() && !by_interrupt(r)).count()
+    };
     if unexpected > 0 {
         let strict_warns = results.iter().filter(|r| strict && r.verdict == Verdict::Warn && r.counts_as_failure(strict)).count();
         let mut w = format!(
@@ -329,6 +341,9 @@ pub fn run(args: RunArgs) -> u8 {
         );
         if strict_warns > 0 {
             w.push_str(&format!(", {strict_warns} of them warn under --strict"));
+        }
+        if sig_now != 0 {
+            w.push_str(" in the cases that finished");
         }
         why.push(w);
     }
