@@ -37,6 +37,7 @@ fn a_server_with_the_fixtures_is_certified_and_the_certificate_verifies() {
         console.lines().any(|l| l.trim_start().starts_with("n/a ") && l.contains(" dns-rebinding-protection:")),
         "HTTP-only scenarios do not apply over stdio: {console}"
     );
+    assert!(json(&dir.join("report.json")).get("notices").is_none(), "a server with the fixtures gets no notice");
     let cert = json(&dir.join("certificate.json"));
     assert_eq!(cert["status"], "conformant");
     assert_eq!(cert["server"]["name"], "mcpcert-refserver");
@@ -93,6 +94,13 @@ fn a_server_without_fixtures_fails_the_scenarios_that_need_them() {
     let (code, console, dir) = certify("cert-nofixtures", "2026-07-28", "--era modern", &[]);
     assert_eq!(code, 1, "{console}");
     let report = json(&dir.join("report.json"));
+    // Said first, in the report and on the page: the set needs fixtures
+    // this server does not have.
+    let notice = report["notices"][0].as_str().unwrap_or_default();
+    assert!(notice.contains("lists none of the") && notice.contains("test_"), "{report:#}");
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    let at = html.find("notice: this server lists none of the").expect("the page says it");
+    assert!(at < html.find("id=outcome").unwrap(), "before the outcome");
     let case = common::case(&report, "2026-07-28/conformance/tools-call-simple-text");
     assert_eq!(case["verdict"], "fail");
     assert!(

@@ -181,6 +181,15 @@ pub fn run(args: RunArgs) -> u8 {
         }
         None => None,
     };
+    // Under --requirements, a server without the conformance fixtures is
+    // told so before anything else: the set cannot be met by it.
+    let fixtures_notice = match (&set, &target_problem, &probe) {
+        (Some(set), None, Some(Probe::Ready)) => rt.block_on(runner.fixtures_notice(set)),
+        _ => None,
+    };
+    if let Some(n) = &fixtures_notice {
+        console::err_line(format!("notice: {n}"));
+    }
     // The run tests the revisions probed: the initialize-era one the server
     // negotiated, not the others of that era that were selected.
     if target_problem.is_none() && probe.is_some() {
@@ -301,6 +310,7 @@ pub fn run(args: RunArgs) -> u8 {
     let mut revisions = runner.revision_infos();
     revisions.iter_mut().for_each(|r| masker.revision(r));
     let run_warnings: Vec<String> = runner.config_warnings().iter().map(|w| masker.text(w)).collect();
+    let notices: Vec<String> = fixtures_notice.iter().cloned().collect();
 
     // An unreachable target was said once, above; its cases were not run.
     let roots = if target_problem.is_none() { report::roots::root_causes(&results) } else { Vec::new() };
@@ -385,6 +395,7 @@ pub fn run(args: RunArgs) -> u8 {
         strict: args.strict,
         target_problem: target_problem.clone(),
         warnings: run_warnings.clone(),
+        notices,
         baseline: baseline_summary.clone(),
         requirements: req_report.clone(),
         summary: summary.clone(),

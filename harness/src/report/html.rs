@@ -26,7 +26,7 @@ a{color:#0645ad}
 .facts{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:.6em 0}
 .facts dt{color:#555}.facts dd{margin:0}
 .outcome{font-size:1.15em;font-weight:600;padding:8px 12px;border-radius:6px;margin:.8em 0}
-.outcome.ok{background:#e6f4e7;color:var(--pass)}.outcome.failed{background:#fde7ea;color:var(--fail)}
+.outcome.ok{background:#e6f4e7;color:var(--pass)}.outcome.notice{background:#fff4d6;color:#5c4400;font-weight:500;font-size:1em}.outcome.failed{background:#fde7ea;color:var(--fail)}
 .counts{display:flex;gap:8px;flex-wrap:wrap;margin:.5em 0}
 .chip{border:1px solid var(--line);border-radius:14px;padding:2px 10px;background:#fff;text-decoration:none;color:inherit}
 .v{display:inline-block;min-width:3.6em;text-align:center;font-weight:700;border-radius:4px;padding:0 4px;color:#fff;font-size:12px}
@@ -248,6 +248,9 @@ pub fn html(report: &RunReport) -> String {
         out.push_str(&format!("<dt>{k}</dt><dd id=fact-{k}>{v}</dd>"));
     }
     out.push_str("</dl>");
+    for n in &report.notices {
+        out.push_str(&format!("<p class=\"outcome notice\">notice: {}</p>", esc(n)));
+    }
     out.push_str(&format!(
         "<p id=outcome class=\"outcome {}\">{}</p>",
         if failed { "failed" } else { "ok" },

@@ -70,6 +70,10 @@ pub struct RunReport {
     /// naming a tool the server does not list).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// What a reader must know first (a requirement set run against a
+    /// server that has none of its fixtures).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notices: Vec<String>,
     /// Set when the run used an expected-failures baseline.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub baseline: Option<BaselineSummary>,

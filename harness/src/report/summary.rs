@@ -22,6 +22,8 @@ struct View {
     #[serde(default)]
     roots: Vec<RootCause>,
     #[serde(default)]
+    notices: Vec<String>,
+    #[serde(default)]
     requirements: Option<Value>,
     cases: Vec<CaseResult>,
 }
@@ -63,6 +65,9 @@ pub fn markdown(json: &str, certificate: Option<&Value>) -> Result<String, Strin
         out.push_str("**Passed**: no failure counts against this run.\n\n");
     } else {
         out.push_str(&format!("**FAILED**: {}.\n\n", md(&v.outcome.why.join("; "))));
+    }
+    for n in &v.notices {
+        out.push_str(&format!("> **Notice**: {}\n\n", md(n)));
     }
     if let Some(p) = &v.target_problem {
         out.push_str(&format!("{}\n\n", md(&first_line(p))));

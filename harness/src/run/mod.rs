@@ -78,6 +78,41 @@ impl Runner {
         self.session.started()
     }
 
+    /// Under `--requirements`: a notice when the server lists none of the
+    /// set's fixture tools (a requirement set can only be met by a server
+    /// that implements them); None when it lists some, or when its tools
+    /// could not be walked to the end (nothing is said on partial data).
+    pub async fn fixtures_notice(&self, set: &crate::suite::requirements::RequirementSet) -> Option<String> {
+        use crate::suite::requirements::FixtureKind;
+        let facts = self.facts.get(&set.revision)?;
+        let cx = crate::checks::Cx { session: &self.session, facts, policy: &self.policy, rev: set.revision, case: "(requirement set)" };
+        let mut wanted: Vec<&str> =
+            set.scored().flat_map(|s| &s.fixtures).filter(|f| f.kind == FixtureKind::Tool).map(|f| f.name.as_str()).collect();
+        wanted.sort();
+        wanted.dedup();
+        if wanted.is_empty() {
+            return None;
+        }
+        let listed = if cx.advertises("tools") {
+            let w = facts.list_walk(&cx, ListMethod::Tools).await.ok()?;
+            if w.partial().is_some() {
+                return None;
+            }
+            let names = w.names();
+            wanted.iter().filter(|f| names.iter().any(|n| n == *f)).count()
+        } else {
+            0
+        };
+        (listed == 0).then(|| {
+            format!(
+                "this server lists none of the {} conformance fixture tools of the {} requirement set ({}, …): a requirement set can only be met by a server that implements them (SDK test servers do); the scenarios that need them fail. For an ordinary server run without --requirements: the verdicts are the same rules, judged on the server's own tools (see docs/certification.md)",
+                wanted.len(),
+                set.revision,
+                wanted.iter().take(3).copied().collect::<Vec<_>>().join(", ")
+            )
+        })
+    }
+
     /// Tools the config names that the server does not list (a typo in
     /// `[tools.NAME]`, `[input_required] tool` or `[subscriptions]
     /// trigger_tool` would otherwise pass silently), judged on the tools
