@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{case, mcpcert, outdir, report, report_args};
+use common::{case, mcpcert, outdir, report, report_args, workspace_root};
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -278,4 +278,20 @@ fn a_wrong_http_path_is_named_with_a_hint() {
     assert_eq!(out.status.code(), Some(3), "{text}");
     assert!(text.contains("HTTP 404 at /wrong") && text.contains("often /mcp"), "{text}");
     assert!(report(&dir)["target_problem"].as_str().unwrap().contains("endpoint path"));
+}
+
+/// A command that is not an MCP server (it serves HTTP and holds a port):
+/// the line it printed is quoted, with what to check, and no second copy is
+/// started while the first holds the port (it would fail for another
+/// reason: the port is taken).
+#[test]
+fn a_program_that_is_not_an_mcp_server_is_quoted_and_not_started_twice_at_once() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let script = workspace_root().join("fixtures/hostile/hostile.py");
+    let dir = outdir("hostile-not-mcp");
+    let (code, out, _) = run_stdio(&format!("python3 {} not-mcp {port}", script.display()), &dir, &[]);
+    assert_eq!(code, 3, "{out}");
+    assert!(out.contains(&format!("| Serving HTTP on 127.0.0.1 port {port}")), "the line is quoted: {out}");
+    assert!(out.contains("is it an MCP server speaking stdio?"), "{out}");
+    assert!(!out.contains("Address already in use"), "a second copy ran while the first held the port: {out}");
 }

@@ -51,6 +51,14 @@ impl Session {
         let (modern, legacy) = if self.transport() == Transport::Stdio {
             let modern = modern_probe.await;
             let answered = modern.as_ref().is_some_and(|m| m.info.unreachable.is_none());
+            // A process that answered nothing is stopped before the next
+            // probe starts one: a program that holds something (a port, a
+            // lock) would make the second copy fail for another reason.
+            if let Some(m) = modern.as_ref().filter(|m| m.info.unreachable.is_some())
+                && let Some(c) = m.main.lock().await.as_mut()
+            {
+                c.shutdown().await;
+            }
             (modern, super::with_ids_from(super::LEGACY_PROBE_IDS, self.probe_legacy_again(asked, exact, answered)).await)
         } else {
             tokio::join!(modern_probe, super::with_ids_from(super::LEGACY_PROBE_IDS, self.probe_legacy_again(asked, exact, true)))
@@ -83,7 +91,13 @@ impl Session {
         let infos: Vec<&RevisionInfo> = self.revs.values().map(|s| &s.info).collect();
         if infos.iter().all(|i| i.unreachable.is_some()) {
             let why: Vec<String> = infos.iter().filter_map(|i| i.unreachable.clone()).collect();
-            return Probe::Unreachable(why.join("\n"));
+            let mut all = why.join("\n");
+            // Every probe's process talked, and none in JSON-RPC: most likely
+            // not an MCP server on stdio.
+            if self.transport() == Transport::Stdio && why.iter().all(|w| w.contains(STDOUT_NOISE)) {
+                all.push_str("\nthe program wrote lines that are not JSON-RPC and answered no request: is it an MCP server speaking stdio? (one that serves HTTP is checked with --http URL; one that logs to stdout must log to stderr)");
+            }
+            return Probe::Unreachable(all);
         }
         if !infos.iter().any(|i| i.supported) {
             let why: Vec<String> = infos.iter().map(|i| format!("{}: {}", i.revision, i.reason)).collect();
@@ -116,7 +130,11 @@ impl Session {
     /// process of its own, before the revision is called unreachable.
     async fn probe_modern_again(&self) -> RevSession {
         let first = self.probe_modern().await;
-        let Some(why) = first.info.unreachable.clone().filter(|_| self.transport() == Transport::Stdio) else { return first };
+        // A process that talked (lines that are not JSON-RPC) was not slow
+        // to start: a second copy would say the same.
+        let Some(why) = first.info.unreachable.clone().filter(|w| self.transport() == Transport::Stdio && !w.contains(STDOUT_NOISE)) else {
+            return first;
+        };
         if let Some(c) = first.main.lock().await.as_mut() {
             c.shutdown().await;
         }
@@ -132,7 +150,8 @@ impl Session {
     async fn probe_legacy_again(&self, asked: Revision, exact: bool, other_answered: bool) -> RevSession {
         let first = self.probe_legacy(asked, exact).await;
         let died = first.info.unreachable.as_deref().is_some_and(|w| w.contains("connection closed"));
-        let retry = self.transport() == Transport::Stdio && first.info.unreachable.is_some() && (died || !other_answered);
+        let talked = first.info.unreachable.as_deref().is_some_and(|w| w.contains(STDOUT_NOISE));
+        let retry = self.transport() == Transport::Stdio && first.info.unreachable.is_some() && (died || (!other_answered && !talked));
         if !retry {
             return first;
         }
@@ -388,6 +407,10 @@ fn said_on_stderr(stderr: &str) -> String {
 /// What the server wrote on stdout that was not a JSON-RPC message (the
 /// first lines, clipped), to follow a reason it did not answer: a program
 /// that is not an MCP server, or one that prints log lines on stdout.
+/// How a probe's reason quotes the lines a process wrote on stdout that
+/// are not JSON-RPC.
+const STDOUT_NOISE: &str = "it wrote on stdout, where only JSON-RPC messages may go";
+
 fn said_on_stdout(ex: &Exchange) -> String {
     let bad: Vec<String> = ex
         .frames
@@ -400,11 +423,7 @@ fn said_on_stdout(ex: &Exchange) -> String {
         return String::new();
     }
     let more = ex.frames.iter().filter(|f| f.problem.is_some()).count().saturating_sub(bad.len());
-    format!(
-        "\nit wrote on stdout, where only JSON-RPC messages may go:\n{}{}",
-        bad.join("\n"),
-        if more > 0 { format!("\n  | … and {more} more line(s)") } else { String::new() }
-    )
+    format!("\n{STDOUT_NOISE}:\n{}{}", bad.join("\n"), if more > 0 { format!("\n  | … and {more} more line(s)") } else { String::new() })
 }
 
 /// File probe traffic in a revision's own log (it is not in the session yet).
