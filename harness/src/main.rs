@@ -263,6 +263,11 @@ struct RunArgs {
     /// case that passes does ("stale baseline entry").
     #[arg(long, value_name = "FILE")]
     expected_failures: Option<PathBuf>,
+    /// Write a baseline of this run's failures and errors (each with its
+    /// verdict and one-line reason) to FILE, for `--expected-failures FILE`
+    /// next time: adopting mcpcert on a server with known failures.
+    #[arg(long, value_name = "FILE")]
+    write_baseline: Option<PathBuf>,
     /// Run exactly what this revision's requirement set asks (2026-07-28 or
     /// 2025-11-25): the cases that answer its scenarios; a conformance
     /// fixture the server does not list fails its scenario.

@@ -109,3 +109,63 @@ fn a_baseline_naming_no_case_is_refused_before_any_server_starts() {
     assert!(err.contains(SHAPE), "the nearest id is offered: {err}");
     assert!(!err.contains("could not be started"), "{err}");
 }
+
+/// `--write-baseline FILE` writes the run's failures and errors, each with
+/// its reason; passed back as the expected failures, the same run passes,
+/// and a case that fails anew still fails it. A run that could not reach
+/// its target writes none.
+#[test]
+fn write_baseline_adopts_the_known_failures_in_one_command() {
+    let dir = outdir("write-baseline");
+    let file = dir.join("known.toml");
+    let server = format!("{} --stdio --era modern --fault discover-no-ttl --fault error-id-null", refserver().display());
+    let mut cmd = mcpcert();
+    cmd.args(["run", "--stdio", &server, "--revision", "2026-07-28", "--write-baseline"]).arg(&file);
+    report_args(&mut cmd, &dir);
+    let out = cmd.output().unwrap();
+    let console = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(1), "writing a baseline does not change the verdict: {console}");
+    let r = report(&dir);
+    let failing: Vec<String> = r["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["verdict"] == "fail" || c["verdict"] == "error")
+        .map(|c| c["id"].as_str().unwrap().to_string())
+        .collect();
+    assert!(console.contains(&format!("baseline: {} ({} entries", file.display(), failing.len())), "{console}");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let parsed: toml::Value = toml::from_str(&text).unwrap();
+    let expected = parsed["expected"].as_table().unwrap();
+    let mut keys: Vec<&String> = expected.keys().collect();
+    keys.sort();
+    let mut want: Vec<&String> = failing.iter().collect();
+    want.sort();
+    assert_eq!(keys, want, "exactly the failures and errors");
+    assert!(expected[SHAPE].as_str().unwrap().starts_with("fail when the baseline was written: "), "{text}");
+
+    // Back in: the same run passes; with one more fault, the new failure fails it.
+    let mut again = mcpcert();
+    again.args(["run", "--stdio", &server, "--revision", "2026-07-28", "--expected-failures"]).arg(&file);
+    report_args(&mut again, &outdir("write-baseline-again"));
+    let out = again.output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+    let worse = format!("{server} --fault order-varies --fault ping-alive --fault structured-mismatch");
+    let mut worse_run = mcpcert();
+    worse_run.args(["run", "--stdio", &worse, "--revision", "2026-07-28", "--expected-failures"]).arg(&file);
+    report_args(&mut worse_run, &outdir("write-baseline-worse"));
+    assert_eq!(worse_run.output().unwrap().status.code(), Some(1));
+
+    // Nothing judged, nothing written.
+    let none = dir.join("none.toml");
+    let out = mcpcert()
+        .args(["run", "--stdio", "/nonexistent/server", "--write-baseline"])
+        .arg(&none)
+        .args(["--out"])
+        .arg(outdir("write-baseline-unreachable"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert!(!none.exists());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("baseline not written"), "{}", String::from_utf8_lossy(&out.stdout));
+}

@@ -424,6 +424,9 @@ pub fn run(args: RunArgs) -> u8 {
     for w in &run_warnings {
         console.line(format!("\nwarning: {w}"));
     }
+    if let Some(path) = &args.write_baseline {
+        write_baseline(path, &rep, &args, &mut console, &mut write_err);
+    }
     let baseline_note = match &baseline_summary {
         Some(b) => format!(
             "; baseline: {} expected failure{}, {} stale entr{}",
@@ -486,4 +489,42 @@ fn loopback_origin(target: &TargetSpec) -> Option<String> {
     let host = authority.rsplit_once('@').map(|(_, h)| h).unwrap_or(authority);
     let name = host.rsplit_once(':').filter(|(_, p)| p.chars().all(|c| c.is_ascii_digit())).map(|(n, _)| n).unwrap_or(host);
     matches!(name, "localhost" | "127.0.0.1" | "[::1]").then(|| format!("{}://{host}", rest.0))
+}
+
+/// `--write-baseline FILE`: the run's failures and errors as a baseline
+/// (never from a run that did not judge the server).
+fn write_baseline(path: &std::path::Path, rep: &RunReport, args: &RunArgs, console: &mut Console, write_err: &mut bool) {
+    let why_not = if rep.target_problem.is_some() {
+        Some("the target could not be reached, so the run judged nothing")
+    } else if rep.outcome.why.iter().any(|w| w.starts_with("interrupted (")) {
+        Some("the run was interrupted, so it did not judge every case")
+    } else {
+        None
+    };
+    if let Some(why) = why_not {
+        console.line(format!("baseline not written to {}: {why}", path.display()));
+        return;
+    }
+    let target = rep.target.get("command").or_else(|| rep.target.get("url")).and_then(|v| v.as_str()).unwrap_or("the target");
+    let mut header = vec![
+        format!("Known failures of `{target}` ({}), written by mcpcert {} (--write-baseline).", rep.transport, rep.mcpcert_version),
+        "Each entry: a case that failed, and why it failed then. Pass this file with --expected-failures:".into(),
+        "these cases then do not fail the run; one that passes again does (a stale entry: remove it).".into(),
+    ];
+    if args.filter.is_some() || !args.skip.is_empty() {
+        header.push("The run was narrowed by a filter or --skip: only its cases are here.".into());
+    }
+    let (text, n) = mcpcert::config::baseline::write(&rep.cases, rep.strict, &header);
+    match report::mkdirs(path).and_then(|_| std::fs::write(path, text)) {
+        Ok(()) => console.line(format!(
+            "baseline: {} ({n} entr{}: the run's failures and errors; next time: --expected-failures {})",
+            path.display(),
+            if n == 1 { "y" } else { "ies" },
+            path.display()
+        )),
+        Err(e) => {
+            console::err_line(format!("error: could not write the baseline {}: {e}", path.display()));
+            *write_err = true;
+        }
+    }
 }

@@ -49,6 +49,28 @@ struct File {
     expected: BTreeMap<String, toml::Value>,
 }
 
+/// A baseline of a run's failures (`--write-baseline FILE`): every case that
+/// fails it (fail, error; warn under `--strict`), keyed by its id, with its
+/// verdict and one-line reason, so that adopting mcpcert on a server with
+/// known failures takes one command. Cases the run could not judge (not
+/// run) are left out. `header` lines become comments at the top.
+pub fn write(results: &[CaseResult], strict: bool, header: &[String]) -> (String, usize) {
+    #[derive(serde::Serialize)]
+    struct Out {
+        expected: BTreeMap<String, String>,
+    }
+    let mut expected = BTreeMap::new();
+    for r in results.iter().filter(|r| r.is_failure(strict) && !r.not_scored && !r.message.starts_with("not run: ")) {
+        let line = r.message.lines().next().unwrap_or("").trim();
+        let reason = format!("{} when the baseline was written: {}", r.verdict.as_str(), crate::record::clip(line, 160));
+        expected.insert(r.id.clone(), reason);
+    }
+    let n = expected.len();
+    let mut text: String = header.iter().map(|h| format!("# {h}\n")).collect();
+    text.push_str(&toml::to_string(&Out { expected }).unwrap_or_else(|_| "[expected]\n".into()));
+    (text, n)
+}
+
 /// Reads a baseline file. `known` is every case id of the catalogue: a key
 /// naming none of them is an error (a typo would otherwise hide nothing
 /// and be noticed by no one).
