@@ -5,7 +5,8 @@
 # report of the same run (header, order, folded n/a, index links, filters,
 # spec links, the copy button, nothing fetched). Two reports: the reference
 # server with its fixtures over HTTP (passing), and over stdio with faults
-# that give failures, a warning and an expected failure. Screenshots
+# that give failures, a warning and an expected failure; and matrix.html
+# of three targets (fixtures/html/matrix-check.mjs). Screenshots
 # land in reports/html-check/; with --update-docs they replace
 # docs/report-passing.png and docs/report-failing.png.
 # Installs chromium with apt-get when it is missing and this runs as root
@@ -29,7 +30,7 @@ if [ -z "$chromium" ]; then
 fi
 export CHROMIUM=$chromium
 npm_ci fixtures/html "$dir/html"
-cp fixtures/html/check.mjs "$dir/html/check.mjs"
+cp fixtures/html/check.mjs fixtures/html/matrix-check.mjs "$dir/html/"
 cargo build -q --workspace || die "building mcpcert failed"
 m=$target/debug/mcpcert
 ref=$target/debug/mcpcert-refserver
@@ -58,6 +59,12 @@ printf '[expected]\n"2026-07-28/conformance/tools-call-image" = "known: the imag
 for which in passing failing; do
   node "$dir/html/check.mjs" "$out/$which/report.html" "$out/$which/report.json" "$out/report-$which.png" || status=1
 done
+
+# matrix.html: three targets, one failing, over stdio.
+printf '[[target]]\nname = "dual"\ncommand = "%s --stdio --era dual"\n\n[[target]]\nname = "broken"\ncommand = "%s --stdio --era modern --fault discover-no-ttl"\n\n[[target]]\nname = "legacy"\ncommand = "%s --stdio --era legacy"\n' "$ref" "$ref" "$ref" >"$out/targets.toml"
+"$m" matrix "$out/targets.toml" --out "$out/matrix" >"$out/matrix.log" 2>&1
+[ $? = 1 ] || { cat "$out/matrix.log"; die "the matrix with a broken target did not fail"; }
+node "$dir/html/matrix-check.mjs" "$out/matrix/matrix.html" || status=1
 if [ "$update_docs" = --update-docs ] && [ $status = 0 ]; then
   cp "$out/report-passing.png" "$out/report-failing.png" docs/
   printf 'html-check: docs/report-passing.png and docs/report-failing.png updated\n'

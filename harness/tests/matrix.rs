@@ -59,6 +59,24 @@ fn a_matrix_writes_every_target_and_the_combined_reports() {
     let html = std::fs::read_to_string(out.join("matrix.html")).unwrap();
     assert!(html.contains("href=\"b/report.html#case-2026-07-28-lifecycle-discover-result-shape\""), "cells link to the target's page");
     assert!(html.contains("<a href=\"a/report.html\">a</a>"));
+
+    // Failed targets first; rows with a failure first, then rows that
+    // differ between targets, then the rest; rows n/a on every target
+    // folded away; a filter by verdict and text.
+    let targets_table = &html[html.find("id=targets").unwrap()..html.find("Cases × targets").unwrap()];
+    let pos = |n: &str| targets_table.find(&format!("id=\"t-{n}\"")).unwrap();
+    assert!(pos("b") < pos("a") && pos("gone") < pos("a") && pos("b") < pos("legacy"), "failed targets first");
+    let cases_table = &html[html.find("id=cases").unwrap()..];
+    let cases_table = &cases_table[..cases_table.find("</table>").unwrap()];
+    let kinds: Vec<&str> =
+        cases_table.match_indices("class=\"kind ").map(|(i, _)| cases_table[i + 12..].split('"').next().unwrap()).collect();
+    let rank = |k: &&str| ["failing", "differing", "same"].iter().position(|x| x == k).unwrap();
+    assert!(kinds.contains(&"failing") && kinds.contains(&"differing"), "{kinds:?}");
+    assert!(kinds.windows(2).all(|w| rank(&w[0]) <= rank(&w[1])), "failing rows, then differing, then the same: {kinds:?}");
+    assert!(!kinds.contains(&"na-everywhere"), "n/a-everywhere rows are not in the main table");
+    let folded = &html[html.find("<details class=fold id=na-everywhere>").expect("n/a rows folded")..];
+    assert!(folded.contains("class=\"kind na-everywhere\""));
+    assert!(html.contains("<input type=search id=q") && html.contains("<input type=checkbox value=fail checked>"), "a filter");
 }
 
 #[test]

@@ -52,54 +52,7 @@ blockquote{margin:4px 0;padding-left:10px;border-left:3px solid var(--line);colo
 
 /// The page's script: the filter (by verdict and by text) and the copy
 /// buttons. Inline, so the page needs nothing but itself.
-const SCRIPT: &str = r#"
-(function(){
-  var boxes=[].slice.call(document.querySelectorAll('#filters input[type=checkbox]'));
-  var text=document.getElementById('q');
-  var shown=document.getElementById('shown');
-  var cases=[].slice.call(document.querySelectorAll('.case'));
-  function apply(){
-    var on={};boxes.forEach(function(b){on[b.value]=b.checked;});
-    var q=text.value.trim().toLowerCase();var n=0;
-    cases.forEach(function(c){
-      var ok=on[c.dataset.verdict]&&(!q||c.dataset.text.indexOf(q)>=0);
-      c.classList.toggle('hidden',!ok);if(ok)n++;
-    });
-    document.querySelectorAll('section.group').forEach(function(g){
-      var any=g.querySelector('.case:not(.hidden)');g.classList.toggle('hidden',!any);
-      var d=g.querySelector('details.fold');if(d&&q&&any)d.open=true;
-    });
-    shown.textContent=n+' of '+cases.length+' cases shown';
-  }
-  boxes.forEach(function(b){b.addEventListener('change',apply);});
-  text.addEventListener('input',apply);
-  document.querySelectorAll('.chip[data-only]').forEach(function(a){
-    a.addEventListener('click',function(e){
-      e.preventDefault();var v=a.dataset.only;
-      boxes.forEach(function(b){b.checked=(b.value===v);});
-      var g=document.getElementById('g-'+v);var d=g&&g.querySelector('details.fold');if(d)d.open=true;
-      apply();if(g)g.scrollIntoView();
-    });
-  });
-  function openTarget(){
-    var id=decodeURIComponent(location.hash.slice(1));var el=id&&document.getElementById(id);
-    if(!el)return;var d=el.closest('details.fold');if(d)d.open=true;
-    if(el.classList.contains('hidden')){boxes.forEach(function(b){b.checked=true;});text.value='';apply();}
-    el.scrollIntoView();
-  }
-  window.addEventListener('hashchange',openTarget);openTarget();
-  document.querySelectorAll('button.copy').forEach(function(b){
-    b.addEventListener('click',function(){
-      var from=document.getElementById(b.dataset.copy);var s=from.textContent;
-      function done(){b.textContent='copied';setTimeout(function(){b.textContent='copy';},1500);}
-      function fallback(){var t=document.createElement('textarea');t.value=s;document.body.appendChild(t);t.select();
-        try{document.execCommand('copy');done();}catch(e){}document.body.removeChild(t);}
-      if(navigator.clipboard&&navigator.clipboard.writeText){navigator.clipboard.writeText(s).then(done,fallback);}else{fallback();}
-    });
-  });
-  apply();
-})();
-"#;
+const SCRIPT: &str = include_str!("report.js");
 
 /// The class a verdict is drawn with.
 pub(crate) fn class(v: Verdict) -> &'static str {
@@ -375,7 +328,7 @@ pub fn html(report: &RunReport) -> String {
         .collect();
 
     if !report.roots.is_empty() {
-        out.push_str(&roots_html(report));
+        out.push_str(&super::roots::html(report));
     }
     out.push_str("<nav id=index><h2>Index</h2>");
     for (_, cls, title, cs) in &grouped {
@@ -415,31 +368,6 @@ pub fn html(report: &RunReport) -> String {
     }
     out.push_str(&format!("<script>{SCRIPT}</script></body></html>"));
     out
-}
-
-/// The causes several failing cases share, each with the cases beneath
-/// (their own verdicts kept), before the cards.
-fn roots_html(report: &RunReport) -> String {
-    let mut h = String::from(
-        "<section id=roots><h2>Root causes</h2><p class=meta>cases whose findings say the same thing, the cause said once; each case keeps its own verdict below</p>",
-    );
-    for (i, g) in report.roots.iter().enumerate() {
-        h.push_str(&format!("<div class=root id=root-{}><h3>{} cases: {}</h3><ul>", i + 1, g.all().count(), esc(&g.cause)));
-        for id in g.all() {
-            let Some(c) = report.cases.iter().find(|c| &c.id == id) else { continue };
-            let via = if g.frames_of.contains(id) { " <span class=meta>(reports the frames of these cases)</span>" } else { "" };
-            h.push_str(&format!(
-                "<li><span class=\"v {}\">{}</span> <a href=\"#{}\"><code>{}</code></a>{via}</li>",
-                class(c.verdict),
-                c.verdict.word(),
-                anchor(c),
-                esc(id)
-            ));
-        }
-        h.push_str("</ul></div>");
-    }
-    h.push_str("</section>");
-    h
 }
 
 fn count(s: &super::Summary, v: Verdict) -> usize {

@@ -110,8 +110,12 @@ pub fn junit(entries: &[(MatrixEntry, Option<ReadReport>)], style: JunitStyle) -
     super::junit_string(r)
 }
 
-/// matrix.html: one row per case (in the order the reports give them), one
-/// column per target, each cell the verdict linking to that target's page.
+/// matrix.html: the targets (failed ones first), then one row per case and
+/// one column per target, each cell the verdict linking to that target's
+/// page. Rows with a failure, error or warning come first, then rows whose
+/// verdicts differ between targets, then the rest; rows that are n/a on
+/// every target are folded away. A filter by verdict and by text, as on
+/// report.html.
 pub fn html(entries: &[(MatrixEntry, Option<ReadReport>)], shard: Option<&str>) -> String {
     let mut ids: Vec<&str> = Vec::new();
     for (_, rep) in entries {
@@ -126,7 +130,7 @@ pub fn html(entries: &[(MatrixEntry, Option<ReadReport>)], shard: Option<&str>) 
         "<!doctype html><html lang=en><head><meta charset=utf-8><title>mcpcert matrix: {} targets, {failed} failed</title><style>{}{}</style></head><body>",
         entries.len(),
         page::STYLE,
-        ".m td,.m th{padding:2px 6px;font-size:12.5px;white-space:nowrap}.m th{position:sticky;top:0;background:#fff;vertical-align:bottom}.m td.c{text-align:center}.m a{text-decoration:none}.m tr:hover td{background:#fafafa}"
+        ".m td,.m th{padding:2px 6px;font-size:12.5px;white-space:nowrap}.m th{position:sticky;top:0;background:#fff;vertical-align:bottom}.m td.c{text-align:center}.m a{text-decoration:none}.m tr:hover td{background:#fafafa}.m tr.kind td:first-child{border-left:4px solid var(--line)}.m tr.failing td:first-child{border-left-color:var(--fail)}.m tr.differing td:first-child{border-left-color:var(--warn)}"
     );
     out.push_str(&format!(
         "<h1>mcpcert matrix</h1><p>{} targets{} · {failed} failed · {} cases</p>",
@@ -134,8 +138,11 @@ pub fn html(entries: &[(MatrixEntry, Option<ReadReport>)], shard: Option<&str>) 
         shard.map(|s| format!(" (shard {s})")).unwrap_or_default(),
         ids.len()
     ));
-    out.push_str("<table class=m><tr><th>target</th><th>transport</th><th>result</th><th>pass</th><th>FAIL</th><th>warn</th><th>n/a</th><th>ERROR</th><th>time</th></tr>");
-    for (e, _) in entries {
+    // Failed targets first, in their order.
+    let mut order: Vec<&(MatrixEntry, Option<ReadReport>)> = entries.iter().collect();
+    order.sort_by_key(|(e, _)| e.passed);
+    out.push_str("<table class=m id=targets><tr><th>target</th><th>transport</th><th>result</th><th>pass</th><th>FAIL</th><th>warn</th><th>n/a</th><th>ERROR</th><th>time</th></tr>");
+    for (e, _) in &order {
         let s = e.summary.clone().unwrap_or_default();
         let result = if e.passed {
             "<span class=t-pass>passed</span>".to_string()
@@ -156,34 +163,116 @@ pub fn html(entries: &[(MatrixEntry, Option<ReadReport>)], shard: Option<&str>) 
             page::duration(e.duration_ms)
         ));
     }
-    out.push_str("</table><h2>Cases × targets</h2><table class=m><tr><th>case</th>");
-    for (e, _) in entries {
-        out.push_str(&format!("<th>{}</th>", esc(&e.name)));
-    }
-    out.push_str("</tr>");
+    out.push_str("</table>");
+
+    // Each case's row, and what kind of row it is.
+    let mut failing = Vec::new();
+    let mut differing = Vec::new();
+    let mut same = Vec::new();
+    let mut all_na = Vec::new();
     for id in &ids {
-        out.push_str(&format!("<tr><td><code>{}</code></td>", esc(id)));
-        for (e, rep) in entries {
-            match rep.as_ref().and_then(|r| r.cases.iter().find(|c| c.id == *id)) {
-                Some(c) => {
-                    let cls = page::class(c.verdict);
-                    let anchor = page::anchor(c);
-                    let tip = c.message.lines().next().unwrap_or("");
-                    out.push_str(&format!(
-                        "<td class=c><a href=\"{}/report.html#{anchor}\" title=\"{}\"><span class=\"v {cls}\">{}</span></a></td>",
-                        esc(&e.name),
-                        esc(tip),
-                        c.verdict.word()
-                    ));
+        // A target that was not reached (its cases "not run") says nothing
+        // about a row: its cells are shown, the row is sorted by the rest.
+        let verdicts: Vec<Option<Verdict>> = order
+            .iter()
+            .filter(|(e, _)| e.problem.is_none() && !e.why.iter().any(|w| w == "the target could not be reached"))
+            .map(|(_, rep)| {
+                rep.as_ref()
+                    .and_then(|r| r.cases.iter().find(|c| c.id == *id))
+                    .filter(|c| !c.message.starts_with("not run: "))
+                    .map(|c| c.verdict)
+            })
+            .collect();
+        let seen: Vec<Verdict> = verdicts.iter().flatten().copied().collect();
+        let row = |kind: &str| {
+            let mut classes: Vec<&str> = seen.iter().map(|v| page::class(*v)).collect();
+            classes.sort();
+            classes.dedup();
+            let mut r = format!(
+                "<tr class=\"kind {kind}\" data-verdicts=\"{}\" data-text=\"{}\"><td><code>{}</code></td>",
+                classes.join(" "),
+                esc(&id.to_lowercase()),
+                esc(id)
+            );
+            for (e, rep) in &order {
+                match rep.as_ref().and_then(|r| r.cases.iter().find(|c| c.id == *id)) {
+                    Some(c) => {
+                        let cls = page::class(c.verdict);
+                        let anchor = page::anchor(c);
+                        let tip = c.message.lines().next().unwrap_or("");
+                        r.push_str(&format!(
+                            "<td class=c><a href=\"{}/report.html#{anchor}\" title=\"{}\"><span class=\"v {cls}\">{}</span></a></td>",
+                            esc(&e.name),
+                            esc(tip),
+                            c.verdict.word()
+                        ));
+                    }
+                    None => r.push_str("<td class=c>–</td>"),
                 }
-                None => out.push_str("<td class=c>–</td>"),
             }
+            r.push_str("</tr>");
+            r
+        };
+        if seen.iter().any(|v| matches!(v, Verdict::Fail | Verdict::Error | Verdict::Warn)) {
+            failing.push(row("failing"));
+        } else if seen.iter().all(|v| *v == Verdict::NotApplicable) && seen.len() == verdicts.len() {
+            all_na.push(row("na-everywhere"));
+        } else if seen.windows(2).any(|w| w[0] != w[1]) || seen.len() != verdicts.len() {
+            differing.push(row("differing"));
+        } else {
+            same.push(row("same"));
         }
-        out.push_str("</tr>");
     }
-    out.push_str("</table></body></html>");
+    let head: String = std::iter::once("<tr><th>case</th>".to_string())
+        .chain(order.iter().map(|(e, _)| format!("<th>{}</th>", esc(&e.name))))
+        .chain(std::iter::once("</tr>".to_string()))
+        .collect();
+    out.push_str(&format!(
+        "<h2>Cases × targets</h2><p class=meta>{} with a failure, error or warning, {} that differ between targets, {} the same on every target, {} n/a on every target (folded)</p>",
+        failing.len(),
+        differing.len(),
+        same.len(),
+        all_na.len()
+    ));
+    out.push_str("<div id=filters role=search><span>show rows with:</span>");
+    for (v, word) in [("fail", "FAIL"), ("error", "ERROR"), ("warn", "warn"), ("pass", "pass"), ("na", "n/a")] {
+        out.push_str(&format!("<label><input type=checkbox value={v} checked> <span class=\"t-{v}\">{word}</span></label>"));
+    }
+    out.push_str("<input type=search id=q placeholder=\"filter by case id…\" aria-label=\"filter by text\"><span id=shown></span></div>");
+    out.push_str(&format!("<table class=m id=cases>{head}{}{}{}</table>", failing.concat(), differing.concat(), same.concat()));
+    if !all_na.is_empty() {
+        out.push_str(&format!(
+            "<details class=fold id=na-everywhere><summary>{} cases n/a on every target</summary><table class=m>{head}{}</table></details>",
+            all_na.len(),
+            all_na.concat()
+        ));
+    }
+    out.push_str(&format!("<script>{MATRIX_SCRIPT}</script></body></html>"));
     out
 }
+
+/// The matrix page's filter: a row is shown when one of its verdicts is
+/// checked and its case id holds the text; a text match among the folded
+/// rows unfolds them.
+const MATRIX_SCRIPT: &str = r#"
+(function(){
+  var boxes=[].slice.call(document.querySelectorAll('#filters input[type=checkbox]'));
+  var text=document.getElementById('q');var shown=document.getElementById('shown');
+  var rows=[].slice.call(document.querySelectorAll('tr.kind'));
+  function apply(){
+    var on={};boxes.forEach(function(b){on[b.value]=b.checked;});
+    var q=text.value.trim().toLowerCase();var n=0;var folded=false;
+    rows.forEach(function(r){
+      var ok=r.dataset.verdicts.split(' ').some(function(v){return on[v];})&&(!q||r.dataset.text.indexOf(q)>=0);
+      r.classList.toggle('hidden',!ok);if(ok){n++;if(r.closest('details'))folded=true;}
+    });
+    var d=document.getElementById('na-everywhere');if(d&&q&&folded)d.open=true;
+    shown.textContent=n+' of '+rows.length+' cases shown';
+  }
+  boxes.forEach(function(b){b.addEventListener('change',apply);});
+  text.addEventListener('input',apply);apply();
+})();
+"#;
 
 /// Whether a target's run passed, from its report (or its exit code when
 /// it wrote none).

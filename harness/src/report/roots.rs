@@ -113,6 +113,33 @@ pub fn cause_of<'a>(roots: &'a [RootCause], id: &str) -> Option<&'a RootCause> {
     roots.iter().find(|g| g.all().any(|x| x == id))
 }
 
+/// The causes several failing cases share, each with the cases beneath
+/// (their own verdicts kept), before the cards.
+pub(crate) fn html(report: &super::RunReport) -> String {
+    use super::esc;
+    use super::html::{anchor, class};
+    let mut h = String::from(
+        "<section id=roots><h2>Root causes</h2><p class=meta>cases whose findings say the same thing, the cause said once; each case keeps its own verdict below</p>",
+    );
+    for (i, g) in report.roots.iter().enumerate() {
+        h.push_str(&format!("<div class=root id=root-{}><h3>{} cases: {}</h3><ul>", i + 1, g.all().count(), esc(&g.cause)));
+        for id in g.all() {
+            let Some(c) = report.cases.iter().find(|c| &c.id == id) else { continue };
+            let via = if g.frames_of.contains(id) { " <span class=meta>(reports the frames of these cases)</span>" } else { "" };
+            h.push_str(&format!(
+                "<li><span class=\"v {}\">{}</span> <a href=\"#{}\"><code>{}</code></a>{via}</li>",
+                class(c.verdict),
+                c.verdict.word(),
+                anchor(c),
+                esc(id)
+            ));
+        }
+        h.push_str("</ul></div>");
+    }
+    h.push_str("</section>");
+    h
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

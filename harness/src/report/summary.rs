@@ -45,7 +45,7 @@ fn md(s: &str) -> String {
 
 fn first_line(s: &str) -> String {
     let l = s.lines().next().unwrap_or("");
-    crate::transport::clip(l, 240)
+    crate::record::clip(l, 240)
 }
 
 /// The line of one case: its id, verdict and level, and why.
