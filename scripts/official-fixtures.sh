@@ -37,7 +37,7 @@ pids=""
 
 # Each fixture fault: the scenarios its target cases answer, judged by both.
 printf 'fault\trevision\tscenario\tofficial\tmcpcert\n' >"$out/faults.tsv"
-"$target/debug/mcpcert-refserver" --list-faults --json | python3 scripts/fault-scenarios.py harness/suites >"$out/jobs.tsv" || die "mapping faults to scenarios failed"
+"$target/debug/mcpcert-refserver" --list-faults --json | python3 scripts/fault-scenarios.py suites >"$out/jobs.tsv" || die "mapping faults to scenarios failed"
 while IFS=$'\t' read -r fault rev scenario; do
   start_http refserver-fixtures "$out" --fault "$fault" || die "the reference server did not start with $fault"
   d=$out/faults/$fault/$rev-$scenario

@@ -11,7 +11,7 @@ fn suites_with(name: &str, file: &str, from: &str, to: &str) -> std::path::PathB
     let dir = outdir(name).join("suites");
     for rev in ["2026-07-28", "2025-11-25"] {
         std::fs::create_dir_all(dir.join(rev)).unwrap();
-        for e in std::fs::read_dir(workspace_root().join("harness/suites").join(rev)).unwrap().flatten() {
+        for e in std::fs::read_dir(workspace_root().join("suites").join(rev)).unwrap().flatten() {
             std::fs::copy(e.path(), dir.join(rev).join(e.file_name())).unwrap();
         }
     }
@@ -73,7 +73,7 @@ fn a_misspelt_with_key_is_exit_2_naming_file_and_path() {
 fn negative_probes_are_sent_on_connections_of_their_own() {
     let mut problems = Vec::new();
     for rev in ["2026-07-28", "2025-11-25"] {
-        for e in std::fs::read_dir(workspace_root().join("harness/suites").join(rev)).unwrap().flatten() {
+        for e in std::fs::read_dir(workspace_root().join("suites").join(rev)).unwrap().flatten() {
             let file: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(e.path()).unwrap()).unwrap();
             for c in file["cases"].as_array().unwrap() {
                 let negative = c["expect"]
