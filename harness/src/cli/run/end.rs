@@ -1,0 +1,287 @@
+//! Stages 4 to 6 of `mcpcert run`: the contract, the judgement (why the
+//! run failed), and the reports with the summary line and exit code.
+
+use super::start::Started;
+use crate::cli::certify::since;
+use crate::cli::setup::beside;
+use crate::cli::signals::signal_name;
+use crate::{EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE, RunArgs};
+use mcpcert::certify::certificate::ContractSince;
+use mcpcert::certify::requirements;
+use mcpcert::config::baseline::Baseline;
+use mcpcert::record::{BaselineSummary, CaseResult, RequirementsReport, Verdict};
+use mcpcert::report::console::{self, Console};
+use mcpcert::report::roots::{RootCause, root_causes};
+use mcpcert::report::{self, RunReport, Summary};
+use mcpcert::session::Probe;
+use mcpcert::wire::Revision;
+use std::path::PathBuf;
+
+/// The contract file, if written, and the changes since the previous one.
+pub(super) struct Contracted {
+    path: PathBuf,
+    written: bool,
+    failed: bool,
+    since: Option<(Vec<String>, ContractSince)>,
+}
+
+/// The contract, unless the run was cut short or reached nothing.
+pub(super) fn contract(args: &RunArgs, s: &Started) -> Contracted {
+    let path = args.contract.clone().unwrap_or_else(|| beside(&args.json, "contract.json"));
+    let mut c = Contracted { path, written: false, failed: false, since: None };
+    if s.target_problem.is_none() && s.signal() == 0 {
+        let tested: Vec<Revision> = s.plan.cases.iter().map(|c| c.revision).collect();
+        let contract = s.rt.block_on(s.runner.contract(&tested, s.started_unix_ms));
+        c.since = s.plan.previous.as_ref().map(|p| since(args, p, &contract));
+        let text = s.plan.masker.text(&serde_json::to_string_pretty(&contract).unwrap_or_default());
+        match report::mkdirs(&c.path).and_then(|_| std::fs::write(&c.path, text)) {
+            Ok(()) => c.written = true,
+            Err(e) => {
+                console::err_line(format!("error: could not write the contract {}: {e}", c.path.display()));
+                c.failed = true;
+            }
+        }
+    }
+    s.rt.block_on(s.runner.shutdown());
+    c
+}
+
+/// What the run found, before the reports are written.
+pub(super) struct Judged {
+    results: Vec<CaseResult>,
+    roots: Vec<RootCause>,
+    baseline: Option<BaselineSummary>,
+    requirements: Option<RequirementsReport>,
+    summary: Summary,
+    /// Why the run failed (empty: it passed), as the last line says it.
+    why: Vec<String>,
+}
+
+/// The console's failures, warnings, baseline and requirement set, and why
+/// the run failed.
+pub(super) fn judge(args: &RunArgs, s: &Started, results: Vec<CaseResult>, c: &Contracted, console: &mut Console) -> Judged {
+    let strict = args.strict;
+    // An unreachable target was said once, above; its cases were not run.
+    let roots = if s.target_problem.is_none() { root_causes(&results) } else { Vec::new() };
+    if s.target_problem.is_none() {
+        console.failures(&results, strict, &roots);
+    }
+    console.warnings(&results, strict);
+    let baseline = s.plan.baseline.as_ref().map(|b| b.summary(&results));
+    if let Some(b) = &baseline {
+        console.baseline(&results, b);
+    }
+    let requirements = s.plan.set.map(|set| requirements::aggregate(set, &s.plan.catalog.cases, &results, strict));
+    if let Some(q) = &requirements {
+        console.requirements(q, strict);
+    }
+    let mut why = failures_why(s, &results, strict, s.plan.baseline.as_ref());
+    // A requirement set whose scored scenarios mcpcert cannot all judge
+    // was not met, whatever the cases say.
+    let unjudged = requirements.as_ref().map_or(0, |q| q.scenarios.iter().filter(|s| s.scored && s.cases.is_empty()).count());
+    if unjudged > 0 {
+        why.push(format!("{unjudged} scored scenario{} mcpcert has no case for", if unjudged == 1 { "" } else { "s" }));
+    }
+    if let Some(b) = baseline.as_ref().filter(|b| !b.stale.is_empty()) {
+        why.push(format!("{} stale baseline entr{}", b.stale.len(), if b.stale.len() == 1 { "y" } else { "ies" }));
+    }
+    if s.target_problem.is_some() {
+        let unsupported = matches!(s.probe, Some(Probe::Unsupported(_)));
+        why.push(if unsupported { "the target speaks no revision mcpcert tests" } else { "the target could not be reached" }.into());
+    }
+    if c.failed {
+        why.push("the contract could not be written".into());
+    }
+    let summary = Summary::of(&results);
+    Judged { results, roots, baseline, requirements, summary, why }
+}
+
+/// The interrupt first, then the failures that count against the run (not
+/// those of cases the interrupt stopped or kept from running).
+fn failures_why(s: &Started, results: &[CaseResult], strict: bool, baseline: Option<&Baseline>) -> Vec<String> {
+    let mut why = Vec::new();
+    let sig = s.signal();
+    let by_interrupt =
+        |r: &CaseResult| sig != 0 && (r.message.starts_with("not run: the run was interrupted") || r.message.starts_with("interrupted ("));
+    if sig != 0 {
+        why.push(format!("interrupted ({})", signal_name(sig)));
+    }
+    if s.target_problem.is_some() {
+        return why;
+    }
+    let unexpected = results.iter().filter(|r| r.counts_as_failure(strict) && !r.stale_baseline() && !by_interrupt(r)).count();
+    if unexpected > 0 {
+        let strict_warns = results.iter().filter(|r| strict && r.verdict == Verdict::Warn && r.counts_as_failure(strict)).count();
+        let mut w = format!(
+            "{unexpected} {}failure{}",
+            if baseline.is_some() { "unexpected " } else { "" },
+            if unexpected == 1 { "" } else { "s" }
+        );
+        if strict_warns > 0 {
+            w.push_str(&format!(", {strict_warns} of them warn under --strict"));
+        }
+        if sig != 0 {
+            w.push_str(" in the cases that finished");
+        }
+        why.push(w);
+    }
+    why
+}
+
+/// The reports, the warnings, the baseline written, the summary line, the
+/// certificate; then the exit code.
+pub(super) fn report(args: &RunArgs, s: Started, j: Judged, c: Contracted, clock: std::time::Instant, console: &mut Console) -> u8 {
+    let mut revisions = s.runner.revision_infos();
+    revisions.iter_mut().for_each(|r| s.plan.masker.revision(r));
+    let warnings: Vec<String> = s.runner.config_warnings().iter().map(|w| s.plan.masker.text(w)).collect();
+    let mut why = j.why;
+    let rep = RunReport {
+        format: "mcpcert-run-report",
+        format_version: report::JSON_FORMAT_VERSION,
+        mcpcert_version: env!("CARGO_PKG_VERSION"),
+        suite_digest: s.plan.catalog.digest.clone(),
+        started_at_unix_ms: s.started_unix_ms,
+        duration_ms: clock.elapsed().as_millis() as u64,
+        peak_rss_kib: report::peak_rss_kib(),
+        requests_sent: s.runner.requests_sent(),
+        transport: s.plan.target.transport(),
+        target: s.plan.target.describe(),
+        revision_requested: s.plan.set.map(|x| x.revision.as_str().to_string()).unwrap_or_else(|| args.revision.clone()),
+        revisions,
+        strict: args.strict,
+        target_problem: s.target_problem.clone(),
+        warnings: warnings.clone(),
+        notices: s.notices.clone(),
+        baseline: j.baseline.clone(),
+        requirements: j.requirements,
+        summary: j.summary.clone(),
+        load: s.runner.load_stats(),
+        outcome: report::Outcome { passed: why.is_empty(), why: why.clone() },
+        roots: j.roots,
+        cases: j.results,
+    };
+    let mut write_err = !write_reports(args, &rep);
+    for w in &warnings {
+        console.line(format!("\nwarning: {w}"));
+    }
+    if let Some(path) = &args.write_baseline {
+        write_baseline(path, &rep, args, console, &mut write_err);
+    }
+    if write_err {
+        why.push("a report could not be written".into());
+    }
+    summary_line(args, &rep, &why, j.baseline.as_ref(), clock, console);
+    if c.written {
+        console.line(format!("contract: {}", c.path.display()));
+    }
+    if s.signal() == 0 {
+        let recorded = c.since.as_ref().map(|(lines, since)| {
+            for l in lines {
+                console.line(s.plan.masker.text(l));
+            }
+            since.clone()
+        });
+        for l in crate::cli::certify::finish(args, &rep, &why, recorded) {
+            console.line(l);
+        }
+    }
+    match (s.signal(), &s.target_problem, why.is_empty()) {
+        (sig, _, _) if sig != 0 => (128 + sig) as u8,
+        (_, Some(_), _) => EXIT_UNREACHABLE,
+        (_, None, false) => EXIT_FAILED,
+        (_, None, true) => EXIT_OK,
+    }
+}
+
+/// JUnit, JSON and HTML, written at once (the page takes longest); false
+/// if one could not be written (said on stderr).
+fn write_reports(args: &RunArgs, rep: &RunReport) -> bool {
+    let written = std::thread::scope(|s| {
+        let junit = s.spawn(|| report::write_junit(rep, &args.junit, report::JunitStyle { warn: args.junit_warn, na: args.junit_na }));
+        let json = s.spawn(|| report::write_json(rep, &args.json));
+        let html = report::write_html(rep, &args.html);
+        let joined = |h: std::thread::ScopedJoinHandle<'_, std::io::Result<()>>| {
+            h.join().unwrap_or_else(|_| Err(std::io::Error::other("the writer stopped unexpectedly")))
+        };
+        [("JUnit", joined(junit)), ("JSON", joined(json)), ("HTML", html)]
+    });
+    let mut ok = true;
+    for (what, res) in written {
+        if let Err(e) = res {
+            console::err_line(format!("error: could not write the {what} report: {e}"));
+            ok = false;
+        }
+    }
+    ok
+}
+
+/// The last lines: the run failed for exactly the reasons given.
+fn summary_line(
+    args: &RunArgs,
+    rep: &RunReport,
+    why: &[String],
+    b: Option<&BaselineSummary>,
+    clock: std::time::Instant,
+    console: &mut Console,
+) {
+    let baseline_note = match b {
+        Some(b) => format!(
+            "; baseline: {} expected failure{}, {} stale entr{}",
+            b.expected_failures,
+            if b.expected_failures == 1 { "" } else { "s" },
+            b.stale.len(),
+            if b.stale.len() == 1 { "y" } else { "ies" }
+        ),
+        None => String::new(),
+    };
+    let verdict_word = if why.is_empty() { "ok".to_string() } else { format!("FAILED ({})", why.join("; ")) };
+    let s = &rep.summary;
+    console.line(format!(
+        "\ntest result: {verdict_word}. {} pass, {} fail, {} warn, {} n/a, {} error{baseline_note}; finished in {:.2}s",
+        s.pass,
+        s.fail,
+        s.warn,
+        s.na,
+        s.error,
+        clock.elapsed().as_secs_f64()
+    ));
+    console.line(format!("reports: {}, {}, {}", args.junit.display(), args.json.display(), args.html.display()));
+}
+
+/// `--write-baseline FILE`: the run's failures and errors as a baseline
+/// (never from a run that did not judge the server).
+fn write_baseline(path: &std::path::Path, rep: &RunReport, args: &RunArgs, console: &mut Console, write_err: &mut bool) {
+    let why_not = if rep.target_problem.is_some() {
+        Some("the target could not be reached, so the run judged nothing")
+    } else if rep.outcome.why.iter().any(|w| w.starts_with("interrupted (")) {
+        Some("the run was interrupted, so it did not judge every case")
+    } else {
+        None
+    };
+    if let Some(why) = why_not {
+        console.line(format!("baseline not written to {}: {why}", path.display()));
+        return;
+    }
+    let target = rep.target.get("command").or_else(|| rep.target.get("url")).and_then(|v| v.as_str()).unwrap_or("the target");
+    let mut header = vec![
+        format!("Known failures of `{target}` ({}), written by mcpcert {} (--write-baseline).", rep.transport, rep.mcpcert_version),
+        "Each entry: a case that failed, and why it failed then. Pass this file with --expected-failures:".into(),
+        "these cases then do not fail the run; one that passes again does (a stale entry: remove it).".into(),
+    ];
+    if args.filter.is_some() || !args.skip.is_empty() {
+        header.push("The run was narrowed by a filter or --skip: only its cases are here.".into());
+    }
+    let (text, n) = mcpcert::config::baseline::write(&rep.cases, rep.strict, &header);
+    match report::mkdirs(path).and_then(|_| std::fs::write(path, text)) {
+        Ok(()) => console.line(format!(
+            "baseline: {} ({n} entr{}: the run's failures and errors; next time: --expected-failures {})",
+            path.display(),
+            if n == 1 { "y" } else { "ies" },
+            path.display()
+        )),
+        Err(e) => {
+            console::err_line(format!("error: could not write the baseline {}: {e}", path.display()));
+            *write_err = true;
+        }
+    }
+}
