@@ -200,3 +200,48 @@ fn made_up_arguments_are_labelled_and_their_findings_say_how_to_give_real_ones()
     let m = c["message"].as_str().unwrap();
     assert!(m.contains("tools/call add (arguments from the config)") && !m.contains("made up"), "{m}");
 }
+
+/// Every finding of a run in `report.json`'s roots, if one cause explains
+/// them all: (findings, the cases of the one root).
+fn one_root(r: &serde_json::Value) -> (Vec<String>, Vec<String>) {
+    let mut findings: Vec<String> = r["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| ["fail", "error", "warn"].contains(&c["verdict"].as_str().unwrap()))
+        .map(|c| c["id"].as_str().unwrap().to_string())
+        .collect();
+    let roots = r["roots"].as_array().expect("roots");
+    assert_eq!(roots.len(), 1, "one cause: {roots:#?}");
+    let mut all: Vec<String> = ["cases", "frames_of"]
+        .iter()
+        .flat_map(|k| roots[0][*k].as_array().cloned().unwrap_or_default())
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    findings.sort();
+    all.sort();
+    (findings, all)
+}
+
+/// One defect seen through different checks is still one cause: over HTTP
+/// the header-rejection cases see the null ids too (said in the same
+/// words), and a list walk that never ends explains every case that could
+/// not judge the list (their messages quote the walk's finding).
+#[test]
+fn a_cause_that_other_cases_quote_or_word_alike_explains_them_all() {
+    let server = start_http(&["--era".into(), "modern".into(), "--fault".into(), "error-id-null".into()]);
+    let dir = outdir("console-roots-http");
+    let mut cmd = mcpcert();
+    cmd.args(["run", "--http", &server.url]);
+    report_args(&mut cmd, &dir);
+    cmd.output().unwrap();
+    let r = report(&dir);
+    let (findings, all) = one_root(&r);
+    assert!(findings.iter().any(|id| id.contains("/headers/")), "header cases see it too: {findings:?}");
+    assert_eq!(all, findings);
+
+    let (_, _, r) = run("console-roots-cursor", "--era dual --fault cursor-cycle", &[]);
+    let (findings, all) = one_root(&r);
+    assert!(findings.len() > 20 && r["roots"][0]["cause"].as_str().unwrap().contains("nextCursor"), "{findings:?}");
+    assert_eq!(all, findings);
+}

@@ -16,7 +16,8 @@ args=(run)
 [ -z "${INPUT_REQUIREMENTS:-}" ] && [ -n "${INPUT_REVISION:-}" ] && args+=(--revision "$INPUT_REVISION")
 [ -n "${INPUT_EXPECTED_FAILURES:-}" ] && args+=(--expected-failures "$INPUT_EXPECTED_FAILURES")
 [ "${INPUT_STRICT:-false}" = true ] && args+=(--strict)
-if [ -n "${INPUT_ARGS:-}" ]; then
+args_in=${INPUT_ARGS:-}
+if [ -n "${args_in//[[:space:]]/}" ]; then
   # Split as a shell would split words, quotes kept together ('a b' is one
   # argument), but nothing expanded: xargs reads quotes, runs no shell.
   words=$(mktemp)

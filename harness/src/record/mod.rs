@@ -145,14 +145,37 @@ pub fn plain_markdown(s: &str) -> String {
             rest = r;
             continue;
         }
-        // A link: its text, not its target.
+        // A link: its text, not its target (inline `[t](u)`, reference
+        // `[t][r]`, or a bare reference `[t]`).
         if rest.starts_with('[')
-            && let Some(close) = rest.find("](")
-            && !rest[1..close].contains(['[', ']'])
-            && let Some(end) = rest[close + 2..].find(')')
+            && let Some(close) = rest.find(']')
+            && !rest[1..close].contains('[')
         {
-            out.push_str(&rest[1..close]);
-            rest = &rest[close + 2 + end + 1..];
+            let text = &rest[1..close];
+            let after = &rest[close + 1..];
+            let skip = if let Some(a) = after.strip_prefix('(') {
+                a.find(')').map(|e| e + 2)
+            } else if let Some(a) = after.strip_prefix('[') {
+                a.find(']').map(|e| e + 2)
+            } else {
+                Some(0)
+            };
+            if let Some(skip) = skip {
+                out.push_str(text);
+                rest = &after[skip..];
+                continue;
+            }
+        }
+        // `_emphasis_` at a word's edge (never the `_` inside a name).
+        if let Some(r) = rest.strip_prefix('_')
+            && out.chars().last().is_none_or(|c| !c.is_alphanumeric())
+            && r.chars().next().is_some_and(|c| c.is_alphanumeric())
+            && let Some(end) = r.find('_')
+            && r[end + 1..].chars().next().is_none_or(|c| !c.is_alphanumeric())
+            && !r[..end].contains(' ')
+        {
+            out.push_str(&r[..end]);
+            rest = &r[end + 1..];
             continue;
         }
         let mut chars = rest.chars();
@@ -590,6 +613,10 @@ mod tests {
             plain_markdown("the server **MUST** answer [server/discover](../server/discover.mdx) with `-32602`"),
             "the server MUST answer server/discover with `-32602`"
         );
-        assert_eq!(plain_markdown("a [b] c (d) and tools/* as __is__"), "a [b] c (d) and tools/* as is");
+        assert_eq!(plain_markdown("a [b] c (d) and tools/* as __is__"), "a b c (d) and tools/* as is");
+        assert_eq!(
+            plain_markdown("on [`subscriptions/listen`][subscriptions-listen] the _requests_ of snake_case_name"),
+            "on `subscriptions/listen` the requests of snake_case_name"
+        );
     }
 }

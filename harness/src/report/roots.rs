@@ -36,16 +36,23 @@ impl RootCause {
 
 /// Whether a case has a finding to group: fail, error or warn, and run
 /// (the cases an unreachable target or an interrupt left are said once
-/// elsewhere).
+/// elsewhere, and a case the interrupt stopped found nothing).
 fn finding(c: &CaseResult) -> bool {
-    matches!(c.verdict, Verdict::Fail | Verdict::Error | Verdict::Warn) && !c.message.starts_with("not run: ")
+    matches!(c.verdict, Verdict::Fail | Verdict::Error | Verdict::Warn)
+        && !c.message.starts_with("not run: ")
+        && !c.message.starts_with("interrupted (")
 }
 
-/// A finding's first line with the request ids folded: mcpcert numbers
-/// each case's requests apart (ids of six digits and more), so the same
-/// finding in two cases differs only there.
+/// A finding's first line with the request ids folded (mcpcert numbers
+/// each case's requests apart: ids of six digits and more) and code spans
+/// folded (`test_simple_text` and `test_image_content` are the same
+/// finding about two fixtures), so the same finding in two cases differs
+/// only there.
 pub fn cause_key(message: &str) -> String {
-    let line = message.lines().next().unwrap_or("").trim_end_matches(':').trim();
+    fold(message.lines().next().unwrap_or("").trim_end_matches(':').trim())
+}
+
+fn fold(line: &str) -> String {
     let mut out = String::with_capacity(line.len());
     let mut digits = String::new();
     let flush = |digits: &mut String, out: &mut String| {
@@ -56,8 +63,17 @@ pub fn cause_key(message: &str) -> String {
         }
         digits.clear();
     };
+    let mut in_code = false;
     for ch in line.chars() {
-        if ch.is_ascii_digit() {
+        if ch == '`' {
+            flush(&mut digits, &mut out);
+            if !in_code {
+                out.push_str("`…`");
+            }
+            in_code = !in_code;
+        } else if in_code {
+            continue;
+        } else if ch.is_ascii_digit() {
             digits.push(ch);
         } else {
             flush(&mut digits, &mut out);
@@ -68,11 +84,17 @@ pub fn cause_key(message: &str) -> String {
     out
 }
 
+/// How long a finding must be before another case's message that quotes it
+/// is taken to be explained by it (short ones are too common to tell).
+const QUOTED: usize = 40;
+
 /// The causes shared by two cases or more, largest first (then in the
 /// order their first case ran).
 pub fn root_causes(results: &[CaseResult]) -> Vec<RootCause> {
+    let found: Vec<&CaseResult> = results.iter().filter(|c| finding(c)).collect();
+    // Cases that say the same thing.
     let mut groups: Vec<RootCause> = Vec::new();
-    for c in results.iter().filter(|c| finding(c)) {
+    for c in &found {
         let key = cause_key(&c.message);
         if key.is_empty() {
             continue;
@@ -82,17 +104,54 @@ pub fn root_causes(results: &[CaseResult]) -> Vec<RootCause> {
             None => groups.push(RootCause { cause: key, cases: vec![c.id.clone()], frames_of: Vec::new() }),
         }
     }
+    // A case whose message quotes another group's finding (a walk that
+    // did not reach its end, "because: <the walk's finding>") is explained
+    // by it: its group joins that one.
+    let mut i = 0;
+    while i < groups.len() {
+        let key = groups[i].cause.clone();
+        if key.chars().count() >= QUOTED {
+            let mut j = 0;
+            while j < groups.len() {
+                let quotes = j != i
+                    && groups[j]
+                        .cases
+                        .iter()
+                        .any(|id| found.iter().any(|c| &c.id == id && fold(&c.message.replace('\n', " ")).contains(&key)));
+                if quotes {
+                    let g = groups.remove(j);
+                    if j < i {
+                        i -= 1;
+                    }
+                    groups[i].cases.extend(g.cases);
+                } else {
+                    j += 1;
+                }
+            }
+        }
+        i += 1;
+    }
     groups.retain(|g| g.cases.len() >= 2);
-    // A case of its own that reports frames of a cause's cases (it names
-    // them) joins the cause that drew most of them.
-    for c in results.iter().filter(|c| finding(c)) {
+    // A case of its own that reports frames (the wire audit names the case
+    // each came from) joins a cause when every case it names that has a
+    // finding of its own is one of that cause's: frames of another defect
+    // keep it apart.
+    for c in &found {
         if groups.iter().any(|g| g.cases.contains(&c.id)) {
             continue;
         }
-        let named = |g: &RootCause| g.cases.iter().filter(|id| names_case(&c.message, id)).count();
-        if let Some(best) = groups.iter_mut().max_by_key(|g| named(g)).filter(|g| named(g) > 0) {
-            best.frames_of.push(c.id.clone());
+        let named: Vec<&str> = found.iter().filter(|o| o.id != c.id && names_case(&c.message, &o.id)).map(|o| o.id.as_str()).collect();
+        if named.is_empty() {
+            continue;
         }
+        if let Some(g) = groups.iter_mut().find(|g| named.iter().all(|id| g.cases.iter().any(|x| x == id))) {
+            g.frames_of.push(c.id.clone());
+        }
+    }
+    // In the run's order within each cause.
+    let pos = |id: &String| results.iter().position(|c| &c.id == id).unwrap_or(usize::MAX);
+    for g in &mut groups {
+        g.cases.sort_by_key(pos);
     }
     groups.sort_by_key(|g| std::cmp::Reverse(g.cases.len() + g.frames_of.len()));
     groups
@@ -151,6 +210,7 @@ mod tests {
             "expected the response id to equal the request id …; got null"
         );
         assert_eq!(cause_key("expected JSON-RPC error -32602; got -32601"), "expected JSON-RPC error -32602; got -32601");
+        assert_eq!(cause_key("needs the fixture tool `test_simple_text`, refused"), "needs the fixture tool `…`, refused");
     }
 
     #[test]

@@ -70,16 +70,21 @@ pub fn markdown(json: &str, certificate: Option<&Value>) -> Result<String, Strin
         out.push_str(&format!("> **Notice**: {}\n\n", md(n)));
     }
     if let Some(p) = &v.target_problem {
-        out.push_str(&format!("{}\n\n", md(&first_line(p))));
+        // Whole: its later lines say what to do (the hint, the quoted output).
+        let fence = if p.contains("```") { "````" } else { "```" };
+        out.push_str(&format!("{fence}text\n{}\n{fence}\n\n", p.trim_end()));
     }
     let s = &v.summary;
     out.push_str("| cases | pass | fail | warn | n/a | error |\n|---:|---:|---:|---:|---:|---:|\n");
     out.push_str(&format!("| {} | {} | {} | {} | {} | {} |\n\n", s.total, s.pass, s.fail, s.warn, s.na, s.error));
 
     // The cases that fail the run: each cause once, its cases beneath.
+    // The server's failures: not the cases an interrupt stopped or kept
+    // from running (the outcome says the run was interrupted).
+    let stopped = |c: &CaseResult| c.message.starts_with("not run: ") || c.message.starts_with("interrupted (");
     let failing: Vec<&CaseResult> =
-        v.cases.iter().filter(|c| c.counts_as_failure(v.strict) && !c.stale_baseline() && !c.message.starts_with("not run: ")).collect();
-    let not_run = v.cases.iter().filter(|c| c.message.starts_with("not run: ")).count();
+        v.cases.iter().filter(|c| c.counts_as_failure(v.strict) && !c.stale_baseline() && !stopped(c)).collect();
+    let not_run = v.cases.iter().filter(|c| stopped(c)).count();
     if !failing.is_empty() {
         out.push_str(&format!("**Failing cases** ({}):\n\n", failing.len()));
         let mut lines: Vec<String> = Vec::new();
@@ -90,10 +95,19 @@ pub fn markdown(json: &str, certificate: Option<&Value>) -> Result<String, Strin
                 continue;
             }
             lines.push(format!("- root cause ({} cases): {}", g.all().count(), md(&g.cause)));
-            for c in members {
+            for c in &members {
                 let via = if g.frames_of.contains(&c.id) { " (reports the frames of these cases)" } else { "" };
                 lines.push(format!("  - {}{via}", item(c)));
                 shown.push(&c.id);
+            }
+            let rest: Vec<String> = v
+                .cases
+                .iter()
+                .filter(|c| g.all().any(|x| x == &c.id) && !members.iter().any(|m| m.id == c.id))
+                .map(|c| format!("`{}` ({})", c.id, c.verdict.as_str()))
+                .collect();
+            if !rest.is_empty() {
+                lines.push(format!("  - and, not failing the run: {}", rest.join(", ")));
             }
         }
         for c in failing.iter().filter(|c| !shown.contains(&c.id.as_str())) {
@@ -109,7 +123,7 @@ pub fn markdown(json: &str, certificate: Option<&Value>) -> Result<String, Strin
         out.push('\n');
     }
     if not_run > 0 {
-        out.push_str(&format!("{not_run} cases were not run (each is `error` in the reports, with the reason).\n\n"));
+        out.push_str(&format!("{not_run} cases were not run or were stopped (each is `error` in the reports, with the reason).\n\n"));
     }
     let stale: Vec<&CaseResult> = v.cases.iter().filter(|c| c.stale_baseline()).collect();
     if !stale.is_empty() {

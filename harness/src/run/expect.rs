@@ -82,11 +82,7 @@ pub fn judge(e: &Expectation, ex: &Exchange, revision: Revision) -> Option<Strin
             let got = ex.response.as_ref().and_then(|r| r.get("id")).cloned();
             match (&got, &ex.request_id) {
                 (Some(a), Some(b)) if a == b => None,
-                _ => Some(said(format!(
-                    "expected the response id to equal the request id {}; got {}",
-                    ex.request_id.as_ref().map(wire::brief).unwrap_or_else(|| "(none)".into()),
-                    got.as_ref().map(wire::brief).unwrap_or_else(|| "no id".into())
-                ))),
+                _ => Some(said(wire::id_mismatch(ex.request_id.as_ref(), got.as_ref()))),
             }
         }
         Assertion::Header { .. } if !http => None,

@@ -273,13 +273,23 @@ impl Runner {
                 res.message = failures.join("\n");
                 // Under --requirements a fixture is used directly: one the
                 // server refuses as unknown is said to be missing.
-                let refused = res.transcript.iter().any(|e| matches!(e.error_code(), Some(-32601 | -32602 | -32002)));
+                // Said only when the first request that names the fixture
+                // was refused (a later step may expect a refusal).
+                let first_refused = |name: &str| {
+                    let named = format!("\"{name}\"");
+                    res.transcript
+                        .iter()
+                        .find(|e| e.sent.as_deref().is_some_and(|b| b.contains(&named)))
+                        .is_some_and(|e| matches!(e.error_code(), Some(-32601 | -32602 | -32002)))
+                };
                 if self.policy.requirements
-                    && refused
                     && let Some(f) = case.fixtures.first()
+                    && first_refused(&f.name)
                 {
+                    // The cause on the first line (one for every fixture the
+                    // server lacks), what the case saw beneath.
                     res.message = format!(
-                        "the requirement set needs the conformance fixture {f}, and the server refused the request that uses it (it may not have it): {}",
+                        "the requirement set needs the conformance fixture {f}, and the server refused the request that uses it (it may not have it); the case found:\n{}",
                         res.message
                     );
                 }

@@ -186,6 +186,16 @@ pub fn standard_headers(rev: Revision, body: Option<&Value>, session: Option<&st
 }
 
 /// Short text for a JSON value in a message (capped).
+/// The one wording of a response whose id is not its request's, so that
+/// every case that sees it says the same (and a reader sees one cause).
+pub fn id_mismatch(request: Option<&Value>, got: Option<&Value>) -> String {
+    format!(
+        "expected the response id to equal the request id {}; got {}",
+        request.map(brief).unwrap_or_else(|| "(none)".into()),
+        got.map(brief).unwrap_or_else(|| "no id".into())
+    )
+}
+
 pub fn brief(v: &Value) -> String {
     let s = v.to_string();
     if s.len() > 300 {

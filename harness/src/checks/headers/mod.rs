@@ -247,12 +247,13 @@ fn judge_probe(ex: &Exchange, want: Want, what: &str) -> Option<String> {
                 });
             }
             let id = ex.response.as_ref().and_then(|r| r.get("id"));
-            if code.is_some() && id != ex.request_id.as_ref() {
-                wrong.push(format!(
-                    "error id {} instead of the request's {}",
-                    id.map(wire::brief).unwrap_or_else(|| "absent".into()),
-                    ex.request_id.as_ref().map(wire::brief).unwrap_or_default()
-                ));
+            let id_wrong = code.is_some() && id != ex.request_id.as_ref();
+            if wrong.is_empty() && id_wrong {
+                // Only the id is wrong: said as every case says it.
+                return Some(format!("{what}: {}", wire::id_mismatch(ex.request_id.as_ref(), id)));
+            }
+            if id_wrong {
+                wrong.push(format!("an error whose id is not the request's ({})", wire::id_mismatch(ex.request_id.as_ref(), id)));
             }
             if wrong.is_empty() {
                 return None;
