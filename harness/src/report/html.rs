@@ -479,10 +479,20 @@ fn basis_html(c: &CaseResult) -> String {
     let source = &c.basis.source;
     match rendered.find(source.as_str()) {
         Some(i) if !source.is_empty() => {
-            format!("{}{}{}", esc(&rendered[..i]), spec_link(source), esc(&rendered[i + source.len()..]))
+            format!("{}{}{}", code_spans(&rendered[..i]), spec_link(source), code_spans(&rendered[i + source.len()..]))
         }
-        _ => esc(&rendered),
+        _ => code_spans(&rendered),
     }
+}
+
+/// Escaped text whose `code spans` are set as code (an unpaired backtick
+/// stays as it is).
+fn code_spans(text: &str) -> String {
+    let parts: Vec<&str> = text.split('`').collect();
+    if parts.len() % 2 == 0 {
+        return esc(text);
+    }
+    parts.iter().enumerate().map(|(i, p)| if i % 2 == 1 { format!("<code>{}</code>", esc(p)) } else { esc(p) }).collect()
 }
 
 /// The exchanges of a case for people: what was sent, what came back,
