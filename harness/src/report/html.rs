@@ -489,10 +489,10 @@ fn basis_html(c: &CaseResult) -> String {
 /// stays as it is).
 fn code_spans(text: &str) -> String {
     let parts: Vec<&str> = text.split('`').collect();
-    if parts.len() % 2 == 0 {
+    if parts.len().is_multiple_of(2) {
         return esc(text);
     }
-    parts.iter().enumerate().map(|(i, p)| if i % 2 == 1 { format!("<code>{}</code>", esc(p)) } else { esc(p) }).collect()
+    parts.iter().enumerate().map(|(i, p)| if !i.is_multiple_of(2) { format!("<code>{}</code>", esc(p)) } else { esc(p) }).collect()
 }
 
 /// The exchanges of a case for people: what was sent, what came back,
