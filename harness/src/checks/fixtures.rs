@@ -104,8 +104,12 @@ impl Check for FixtureCall {
     const ABOUT: &'static str = "tools/call of a conformance fixture (`tool`, `arguments` or none): the `blocks` its content must hold (with `mime`), `is_error`, and `progress` notifications for the call's token before the result";
 
     fn exclusive(&self) -> bool {
-        // After logging/setLevel on the main connection (2025-11-25).
-        self.logs > 0
+        // After logging/setLevel on the main connection (2025-11-25); and a
+        // case that reads the session's GET stream while the fixture runs
+        // hears only its own traffic when nothing else runs (else what
+        // other cases draw lands in its transcript, and the report would
+        // depend on -j).
+        self.logs > 0 || self.progress > 0 || self.on_call_stream
     }
 
     async fn run(&self, cx: &Cx<'_>) -> Outcome {
