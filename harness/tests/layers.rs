@@ -103,3 +103,73 @@ fn no_source_file_is_much_over_600_lines() {
         .collect();
     assert!(long.is_empty(), "split these files: {long:?}");
 }
+
+/// The files of `transport/` import one another one way only: the shared
+/// types live in `reply.rs`, below the transports, so no two files (and no
+/// longer chain) import each other round.
+#[test]
+fn the_files_of_transport_import_one_another_without_a_circle() {
+    let dir = src().join("transport");
+    let mut files = Vec::new();
+    rust_files(&dir, &mut files);
+    let name = |p: &PathBuf| p.file_stem().unwrap().to_string_lossy().to_string();
+    let names: BTreeSet<String> = files.iter().map(name).filter(|n| n != "mod").collect();
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for f in files.iter().filter(|f| name(f) != "mod") {
+        let text = std::fs::read_to_string(f).unwrap();
+        let mut to = BTreeSet::new();
+        for (i, _) in text.match_indices("super::") {
+            let m: String = text[i + 7..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+            if names.contains(&m) && m != name(f) {
+                to.insert(m);
+            }
+        }
+        edges.insert(name(f), to);
+    }
+    // Depth-first: a file reached again while on the path is a circle.
+    fn visit(
+        n: &str,
+        edges: &BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(i) = path.iter().position(|p| p == n) {
+            let mut c = path[i..].to_vec();
+            c.push(n.to_string());
+            return Some(c);
+        }
+        if done.contains(n) {
+            return None;
+        }
+        path.push(n.to_string());
+        for m in edges.get(n).into_iter().flatten() {
+            if let Some(c) = visit(m, edges, path, done) {
+                return Some(c);
+            }
+        }
+        path.pop();
+        done.insert(n.to_string());
+        None
+    }
+    let mut done = BTreeSet::new();
+    for n in edges.keys() {
+        if let Some(c) = visit(n, &edges, &mut Vec::new(), &mut done) {
+            panic!("transport/ files import one another round: {}", c.join(" → "));
+        }
+    }
+}
+
+/// Checks hold the target only through the session: nothing under
+/// `checks/` names `transport` (a connection, a frame, a grace period come
+/// from the session or the record).
+#[test]
+fn checks_import_nothing_from_transport() {
+    let mut files = Vec::new();
+    rust_files(&src().join("checks"), &mut files);
+    let naming: Vec<String> = files
+        .iter()
+        .filter(|f| std::fs::read_to_string(f).unwrap().contains("crate::transport"))
+        .map(|f| f.strip_prefix(src()).unwrap().display().to_string())
+        .collect();
+    assert!(naming.is_empty(), "checks/ files that import transport: {naming:?}");
+}

@@ -5,8 +5,8 @@
 use super::judge::input::MAY_ASK;
 use super::judge::notify::{Seen, log_problems, progress_problems};
 use super::{Check, Cx, Need, Outcome, Scope};
+use crate::record::Transport;
 use crate::record::{Exchange, clip};
-use crate::transport::Transport;
 use crate::wire::Revision;
 use serde::Deserialize;
 use serde_json::Value;

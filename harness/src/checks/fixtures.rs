@@ -528,7 +528,7 @@ impl Check for FixtureMissingCapability {
                     brief(err.unwrap_or(&Value::Null))
                 ));
             }
-            if cx.transport() == crate::transport::Transport::Http && code == Some(-32021) && ex.status != Some(400) {
+            if cx.transport() == crate::record::Transport::Http && code == Some(-32021) && ex.status != Some(400) {
                 out.fail(format!(
                     "{what}: on HTTP the status must be 400 Bad Request; got {}",
                     ex.status.map(|s| s.to_string()).unwrap_or("none".into())

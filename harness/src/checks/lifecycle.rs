@@ -3,8 +3,8 @@
 //! 2026-07-28 server, and the end of a 2025-11-25 HTTP session.
 
 use super::{Check, Cx, Need, Outcome};
+use crate::record::Transport;
 use crate::session::Msg;
-use crate::transport::Transport;
 use crate::wire::{self, Revision};
 use serde::Deserialize;
 use serde_json::{Value, json};

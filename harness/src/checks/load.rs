@@ -6,7 +6,7 @@ use super::judge::listen::{notifications, refusal, sub_id};
 use super::listen::{Trigger, listen_sessions, trigger};
 use super::replay::{comparable, responses};
 use super::{Check, Cx, Need, Outcome, PARTIAL};
-use crate::transport::Transport;
+use crate::record::Transport;
 use crate::wire::Revision;
 use serde::Deserialize;
 use serde_json::{Value, json};

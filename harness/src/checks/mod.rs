@@ -42,8 +42,9 @@ pub use walk::{ListMethod, Walk, WalkEnd};
 
 use crate::config::Policy;
 use crate::record::Exchange;
+use crate::record::Transport;
+use crate::session::Connection;
 use crate::session::{Msg, Session, SessionError};
-use crate::transport::{Connection, Transport};
 use crate::wire::Revision;
 use futures_util::future::BoxFuture;
 use serde::de::DeserializeOwned;
@@ -100,7 +101,7 @@ impl Need {
 
     /// Why the case does not apply, when the need is known to be unmet
     /// before the run (None: met, or only known while the case runs).
-    pub fn unmet(self, policy: &Policy, target: &crate::transport::TargetSpec) -> Option<String> {
+    pub fn unmet(self, policy: &Policy, target: &crate::session::TargetSpec) -> Option<String> {
         match self {
             Need::Transport(t) if target.transport() != t => Some(format!("applies to {t} targets only")),
             Need::PlainHttp if target.url().is_some_and(|u| !u.starts_with("http://")) => Some(

@@ -4,8 +4,9 @@
 
 use super::{Check, Cx, Need, Outcome};
 use crate::record::{Exchange, clip};
+use crate::record::{Frame, Transport};
 use crate::session::Msg;
-use crate::transport::{Frame, Outgoing, Transport};
+use crate::session::Outgoing;
 use crate::wire::{self, Revision};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -162,7 +163,7 @@ impl Check for SseEndpoint {
             format!(
                 "data {:?}, resolved to {} (first event on the stream: `{first}`)",
                 clip(data, 300),
-                facts.endpoint.as_deref().map(crate::transport::redact_url).unwrap_or_default()
+                facts.endpoint.as_deref().map(crate::session::redact_url).unwrap_or_default()
             ),
         ));
         if let Some(p) = uri_problem(data.trim()) {

@@ -9,8 +9,8 @@
 
 use super::{Check, Cx, Outcome};
 use crate::record::Exchange;
+use crate::session::Connection;
 use crate::session::{Msg, SessionError};
-use crate::transport::Connection;
 use crate::wire::{self, MetaMode, Revision};
 use serde::Deserialize;
 use serde_json::{Value, json};

@@ -6,7 +6,7 @@ use super::judge::listen::{Listen, judge_acknowledgment, judge_ids, judge_unrequ
 use super::listen::listen_sessions;
 use super::{Check, Cx, Need, Outcome};
 use crate::record::Exchange;
-use crate::transport::GRACE;
+use crate::session::GRACE;
 use crate::wire::{Revision, brief};
 use serde::Deserialize;
 use serde_json::json;

@@ -5,8 +5,8 @@
 use super::Cx;
 use super::judge::admission;
 use crate::record::Exchange;
+use crate::session::Connection;
 use crate::session::Msg;
-use crate::transport::Connection;
 use crate::wire::brief;
 use serde::Deserialize;
 use serde_json::{Value, json};

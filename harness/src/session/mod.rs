@@ -13,12 +13,18 @@ mod log;
 mod msg;
 mod probe;
 
+/// What a check holds of the target, through the session: a connection or
+/// process the session opened for it (`open`, `fresh`, `open_as`), what it
+/// sends on one, how long a stream is read after its answer, and the
+/// target's description. Checks name these from here, never from
+/// `transport`.
+pub use crate::transport::{Connection, GRACE, Outgoing, TargetSpec, redact_url};
 pub use log::{FrameLog, LoggedFrame};
 pub use msg::Msg;
 pub use probe::Probe;
 
 use crate::record::{Exchange, RevisionInfo};
-use crate::transport::{Connection, Limits, OpenError, Outgoing, TargetSpec, Transport};
+use crate::transport::{Limits, OpenError, Transport};
 use crate::wire::{self, MetaMode, Revision};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;

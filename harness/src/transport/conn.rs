@@ -4,8 +4,9 @@
 //! transport-specific facts a check may ask about (stdout framing, the
 //! process's exit), each answered for both transports.
 
-use super::http::{Done, HttpReply, HttpTarget};
+use super::http::{Done, HttpTarget};
 use super::legacy_sse::{SseClient, SseReply, StreamFacts};
+use super::reply::{Answer, HttpReply};
 use super::stdio::{GRACE, StdioTarget, StdoutAudit};
 use super::{Frame, Limits, OpenError, TargetSpec, Transport, TransportError, clip};
 use serde_json::Value;
@@ -36,10 +37,6 @@ pub struct Outgoing<'a> {
     /// read with the next exchange).
     pub linger: bool,
 }
-
-/// Makes the response to a request the server sent (its whole JSON-RPC
-/// message) for a client that answers it.
-pub type Answer<'a> = &'a (dyn Fn(&Value) -> Value + Send + Sync);
 
 impl<'a> Outgoing<'a> {
     /// A JSON-RPC message POSTed (HTTP) or written as one line (stdio).

@@ -1,30 +1,39 @@
 //! An own HTTP/1.1 sender, for requests whose header names must go out
 //! with their exact letter case (reqwest, like every HTTP/2-ready client,
-//! lower-cases them). Plain `http://` URLs only.
+//! lower-cases them). Plain `http://` URLs only. It sends the request and
+//! reads the head; the caller reads the body (`RawBody`).
 
-use super::http::{Body, HttpReply, HttpTarget, ReadUntil};
+use super::reply::HttpReply;
 use super::{TransportError, ms_since};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-/// Like `HttpTarget::send`, but over a plain HTTP/1.1 connection of our own, so
-/// header names go out exactly as written (reqwest lower-cases them).
-/// Only for `http://` URLs.
+/// Where a request goes: the URL, the headers every request carries, and
+/// the request timeout (for the message when none came).
+pub(super) struct To<'a> {
+    pub url: &'a str,
+    pub fixed: &'a [(String, String)],
+    pub timeout: Duration,
+}
+
+/// Sends over a plain HTTP/1.1 connection of our own, so header names go
+/// out exactly as written, and reads the status line and headers by
+/// `deadline`: the reply so far and the body still to read, or the reply
+/// that says why there is none.
 pub(super) async fn send_exact(
-    target: &HttpTarget,
+    to: &To<'_>,
     method: &str,
     headers: &[(String, String)],
     body: Option<Vec<u8>>,
-    until: ReadUntil<'_>,
-) -> HttpReply {
-    let start = Instant::now();
+    start: Instant,
+    deadline: tokio::time::Instant,
+) -> Result<(HttpReply, RawBody), HttpReply> {
     let mut reply = HttpReply::default();
-    let deadline = tokio::time::Instant::now() + until.within;
-    let url = match reqwest::Url::parse(&target.spec.url) {
+    let url = match reqwest::Url::parse(to.url) {
         Ok(u) if u.scheme() == "http" => u,
         _ => {
             reply.error = Some(TransportError::Io("header names with exact letter case can only be sent to an http:// URL".into()));
-            return reply;
+            return Err(reply);
         }
     };
     let host = url.host_str().unwrap_or("127.0.0.1").to_string();
@@ -39,10 +48,10 @@ pub(super) async fn send_exact(
     let own_host =
         if headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) { String::new() } else { format!("Host: {host}:{port}\r\n") };
     let mut head = format!("{method} {path} HTTP/1.1\r\n{own_host}Content-Length: {}\r\nConnection: close\r\n", body.len());
-    for (k, v) in target.spec.headers.iter().chain(headers.iter()) {
+    for (k, v) in to.fixed.iter().chain(headers.iter()) {
         if k.bytes().any(|b| b <= b' ' || b == b':' || b >= 0x7f) || v.bytes().any(|b| b == b'\r' || b == b'\n') {
             reply.error = Some(TransportError::Io(format!("header `{k}` cannot be sent as written")));
-            return reply;
+            return Err(reply);
         }
         head.push_str(&format!("{k}: {v}\r\n"));
     }
@@ -75,14 +84,14 @@ pub(super) async fn send_exact(
     };
     let (status, hs, rd) = match tokio::time::timeout_at(deadline, io).await {
         Err(_) => {
-            reply.error = Some(TransportError::Timeout(format!("no HTTP response within {} ms", target.limits.request.as_millis())));
+            reply.error = Some(TransportError::Timeout(format!("no HTTP response within {} ms", to.timeout.as_millis())));
             reply.ms = ms_since(start);
-            return reply;
+            return Err(reply);
         }
         Ok(Err(e)) => {
             reply.error = Some(TransportError::Io(e));
             reply.ms = ms_since(start);
-            return reply;
+            return Err(reply);
         }
         Ok(Ok(x)) => x,
     };
@@ -99,8 +108,7 @@ pub(super) async fn send_exact(
     } else {
         RawFraming::UntilClose
     };
-    target.read_body(&mut reply, Body::Raw(RawBody { rd, framing }), &until, start, deadline).await;
-    reply
+    Ok((reply, RawBody { rd, framing }))
 }
 
 /// A body read from an own HTTP/1.1 connection.

@@ -2,10 +2,10 @@
 //! `application/json` or `text/event-stream` replies, record everything.
 
 use super::exact::{self, RawBody};
+use super::reply::{Answer, HttpReply};
 use super::sse;
 use super::{Frame, Limits, OpenError, TransportError, ms_since};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
-use serde::Serialize;
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
@@ -67,36 +67,13 @@ pub(super) struct ReadUntil<'a> {
     pub progress: Option<&'a Value>,
     /// Requests the server sends on the stream are answered with a POST of
     /// what this gives, with these headers (the session's).
-    pub answer: Option<(super::conn::Answer<'a>, &'a [(String, String)])>,
+    pub answer: Option<(Answer<'a>, &'a [(String, String)])>,
 }
 
 #[derive(Clone)]
 pub(super) struct HttpTarget {
     pub spec: HttpSpec,
     pub(super) limits: Limits,
-}
-
-/// One HTTP exchange as seen on the wire.
-#[derive(Debug, Clone, Serialize, Default)]
-pub(super) struct HttpReply {
-    pub status: Option<u16>,
-    pub headers: Vec<(String, String)>,
-    pub content_type: Option<String>,
-    /// Body text for non-SSE replies (lossy UTF-8, capped).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub body: Option<String>,
-    pub frames: Vec<Frame>,
-    #[serde(skip)]
-    pub response_index: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<TransportError>,
-    pub ms: u64,
-}
-
-impl HttpReply {
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
-    }
 }
 
 /// One client without an idle pool, shared by every `fresh` request: each
@@ -153,7 +130,7 @@ impl HttpTarget {
         body: Option<Vec<u8>>,
         expect_id: Option<&Value>,
         progress: Option<&Value>,
-        answer: Option<super::conn::Answer<'_>>,
+        answer: Option<Answer<'_>>,
     ) -> HttpReply {
         let until =
             ReadUntil { expect_id, fresh: false, within: self.limits.request, done: None, progress, answer: answer.map(|a| (a, headers)) };
@@ -174,7 +151,7 @@ impl HttpTarget {
         body: Option<Vec<u8>>,
         window: Duration,
         done: Done<'_>,
-        answer: Option<super::conn::Answer<'_>>,
+        answer: Option<Answer<'_>>,
     ) -> HttpReply {
         let until = ReadUntil {
             expect_id: None,
@@ -391,7 +368,7 @@ impl HttpTarget {
         progress: Option<&Value>,
     ) -> HttpReply {
         let until = ReadUntil { expect_id, fresh: true, within: self.limits.request, done: None, progress, answer: None };
-        exact::send_exact(self, method, headers, body, until).await
+        self.over_exact(method, headers, body, until).await
     }
 
     /// Like `collect`, but with header names in their exact letter case.
@@ -404,7 +381,22 @@ impl HttpTarget {
         done: Done<'_>,
     ) -> HttpReply {
         let until = ReadUntil { expect_id: None, fresh: true, within: window, done: Some(done), progress: None, answer: None };
-        exact::send_exact(self, method, headers, body, until).await
+        self.over_exact(method, headers, body, until).await
+    }
+
+    /// The exchange over mcpcert's own HTTP/1.1 sender (`exact.rs`): it
+    /// sends and reads the head; the body is read here, as for reqwest.
+    async fn over_exact(&self, method: &str, headers: &[(String, String)], body: Option<Vec<u8>>, until: ReadUntil<'_>) -> HttpReply {
+        let start = Instant::now();
+        let deadline = tokio::time::Instant::now() + until.within;
+        let to = exact::To { url: &self.spec.url, fixed: &self.spec.headers, timeout: self.limits.request };
+        match exact::send_exact(&to, method, headers, body, start, deadline).await {
+            Ok((mut reply, raw)) => {
+                self.read_body(&mut reply, Body::Raw(raw), &until, start, deadline).await;
+                reply
+            }
+            Err(reply) => reply,
+        }
     }
 
     /// Keep one event; true if it was progress for `progress`.

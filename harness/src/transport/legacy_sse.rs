@@ -202,7 +202,7 @@ impl SseClient {
         body: Option<&str>,
         expect_id: Option<&Value>,
         progress: Option<&Value>,
-        answer: Option<super::conn::Answer<'_>>,
+        answer: Option<super::reply::Answer<'_>>,
         linger: bool,
     ) -> SseReply {
         let start = Instant::now();

@@ -11,14 +11,16 @@ mod exact;
 mod http;
 mod legacy_sse;
 mod process;
+mod reply;
 mod sse;
 mod stdio;
 mod target;
 
-pub use conn::{Answer, Connection, Incoming, Outgoing};
+pub use conn::{Connection, Incoming, Outgoing};
 pub use http::{HttpSpec, SseCell};
 pub use legacy_sse::{SeenEvent, StreamFacts};
 pub use process::kill_all_groups;
+pub use reply::Answer;
 pub use stdio::StdoutAudit;
 pub use stdio::{GRACE, StdioSpec, shell_quote, split_command};
 pub use target::{TargetSpec, Transport, redact_url};

@@ -177,7 +177,7 @@ impl StdioTarget {
         id: &Value,
         timeout: Duration,
         progress: Option<&Value>,
-        answer: Option<super::conn::Answer<'_>>,
+        answer: Option<super::reply::Answer<'_>>,
     ) -> (Vec<Frame>, Option<usize>, Option<TransportError>) {
         let mut deadline = Deadline::new(timeout, self.limits.ceiling, progress);
         let mut got = Vec::new();

@@ -12,8 +12,8 @@ pub use rebinding::DnsRebinding;
 
 use super::{Check, Cx, Need, Outcome};
 use crate::record::Exchange;
+use crate::record::Transport;
 use crate::session::{Msg, SessionError};
-use crate::transport::Transport;
 use crate::wire::{self, HeaderEdit, MetaMode, headerval};
 use base64::Engine as _;
 use serde::Deserialize;

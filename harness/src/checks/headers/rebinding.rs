@@ -6,8 +6,8 @@
 
 use super::targets::standard_target;
 use crate::checks::{Check, Cx, Need, Outcome};
+use crate::record::Transport;
 use crate::session::Msg;
-use crate::transport::Transport;
 use crate::wire::HeaderEdit;
 use serde::Deserialize;
 

@@ -2,8 +2,8 @@
 //! the rules over it (the acknowledgment, the subscription id on every
 //! notification, nothing unrequested).
 
+use crate::record::Frame;
 use crate::record::{Exchange, clip};
-use crate::transport::Frame;
 use crate::wire::{KEY_SUBSCRIPTION_ID, brief};
 use serde_json::{Value, json};
 
