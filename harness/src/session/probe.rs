@@ -90,7 +90,9 @@ impl Session {
         }
         let infos: Vec<&RevisionInfo> = self.revs.values().map(|s| &s.info).collect();
         if infos.iter().all(|i| i.unreachable.is_some()) {
-            let why: Vec<String> = infos.iter().filter_map(|i| i.unreachable.clone()).collect();
+            let mut why: Vec<String> = infos.iter().filter_map(|i| i.unreachable.clone()).collect();
+            // Two probes that failed alike (a command that cannot start) say it once.
+            why.dedup();
             let mut all = why.join("\n");
             // Every probe's process talked, and none in JSON-RPC: most likely
             // not an MCP server on stdio.
