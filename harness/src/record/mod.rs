@@ -222,6 +222,17 @@ impl Basis {
     }
 }
 
+/// Milliseconds since the run's clock started (the first call starts it;
+/// the run calls it first thing).
+pub fn run_clock_ms() -> u64 {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    START.get_or_init(std::time::Instant::now).elapsed().as_millis() as u64
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// One request/response (or raw HTTP call) as it went over the wire, or a
 /// note (label and text only) that a case adds to its transcript.
 #[derive(Debug, Clone, Serialize, Default)]
@@ -251,6 +262,11 @@ pub struct Exchange {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
     pub ms: u64,
+    /// When the request went out, in milliseconds since the run began
+    /// (`run_clock`): which of a case's requests overlapped, for the
+    /// benchmark's floor.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub sent_at_ms: u64,
     #[serde(skip)]
     pub response: Option<Value>,
     /// The frame `response` was moved out of (its text stays there).
@@ -283,6 +299,7 @@ impl Exchange {
         self.response_frame = inc.response_frame;
         self.error = inc.error;
         self.ms = inc.ms;
+        self.sent_at_ms = run_clock_ms().saturating_sub(inc.ms).max(1);
         self.stderr = inc.stderr;
     }
 

@@ -21,6 +21,7 @@ use mcpcert::report::console::Console;
 
 pub fn run(args: RunArgs) -> u8 {
     let clock = std::time::Instant::now();
+    mcpcert::record::run_clock_ms();
     let mut console = Console::new().with_color(args.color);
     console.quiet = args.quiet;
     let plan = match plan::plan(&args, &mut console) {
