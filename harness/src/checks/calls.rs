@@ -181,31 +181,37 @@ pub async fn gather(cx: &Cx<'_>) -> Result<Calls, String> {
     for records in done {
         by_tool.push(records.map_err(|e| e.to_string())?);
     }
-    // The calls with arguments that break the schema (negative probes),
-    // one after another in catalogue order, on the connection the negative
-    // probes share, not the main one; not for a tool whose valid call got
-    // no answer.
-    for (records, calls_of_tool) in by_tool.iter_mut().zip(&planned) {
-        if records.last().is_some_and(|r| r.ex.error.is_some()) {
-            continue;
-        }
-        for p in calls_of_tool.iter().filter(|p| p.kind == CallKind::Invalid) {
-            let ex = cx.negative(&Msg::new(cx.rev, &p.label, &p.body).edits(&p.edits)).await.map_err(|e| e.to_string())?;
-            let rec = CallRecord {
-                tool: p.tool.clone(),
-                kind: p.kind,
-                output_schema: p.output_schema.clone(),
-                ex,
-                before: Vec::new(),
-                round_problems: Vec::new(),
-                asked: 0,
-                still_asking: false,
-                made_up: p.made_up,
-            };
-            // In the tool's place: after its valid call.
-            let at = records.iter().position(|r| r.kind == CallKind::ErrorArgs).unwrap_or(records.len());
-            records.insert(at, rec);
-        }
+    // The calls with arguments that break the schema (negative probes), on
+    // the connection the negative probes share, not the main one; not for a
+    // tool whose valid call got no answer. Sent as the valid calls were (at
+    // once when every tool called is read-only), judged in catalogue order.
+    let negatives: Vec<(usize, &Planned)> = by_tool
+        .iter()
+        .zip(&planned)
+        .enumerate()
+        .filter(|(_, (records, _))| records.last().is_none_or(|r| r.ex.error.is_none()))
+        .flat_map(|(t, (_, calls_of_tool))| calls_of_tool.iter().filter(|p| p.kind == CallKind::Invalid).map(move |p| (t, p)))
+        .collect();
+    let sends: Vec<_> =
+        negatives.iter().map(|(_, p)| async move { cx.negative(&Msg::new(cx.rev, &p.label, &p.body).edits(&p.edits)).await }).collect();
+    let answers: Vec<Result<Exchange, SessionError>> = futures_util::stream::iter(sends).buffered(width).collect().await;
+    for ((t, p), ex) in negatives.into_iter().zip(answers) {
+        let ex = ex.map_err(|e| e.to_string())?;
+        let rec = CallRecord {
+            tool: p.tool.clone(),
+            kind: p.kind,
+            output_schema: p.output_schema.clone(),
+            ex,
+            before: Vec::new(),
+            round_problems: Vec::new(),
+            asked: 0,
+            still_asking: false,
+            made_up: p.made_up,
+        };
+        // In the tool's place: after its valid call.
+        let records = &mut by_tool[t];
+        let at = records.iter().position(|r| r.kind == CallKind::ErrorArgs).unwrap_or(records.len());
+        records.insert(at, rec);
     }
     for records in by_tool {
         calls.records.extend(records);

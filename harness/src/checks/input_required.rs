@@ -65,7 +65,7 @@ impl Check for InputRequiredProbe {
     const ABOUT: &'static str = "one rule (`check`) of multi round-trip requests, driven by the tool the config names in [input_required]";
     const REVISIONS: &'static [Revision] = &Revision::STATELESS;
 
-    fn exclusive(&self) -> bool {
+    fn calls_input_tool(&self) -> bool {
         true
     }
 

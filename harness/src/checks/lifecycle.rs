@@ -37,6 +37,8 @@ impl Check for CapabilitiesMatchHandlers {
                 Some(json!({"ref": {"type": "ref/prompt", "name": "mcpcert-no-such-prompt"}, "argument": {"name": "x", "value": ""}})),
             ),
         ];
+        // The requests are made first (ids in order), then sent at once.
+        let mut made = Vec::new();
         for (cap, method, params) in probes {
             let advertised = cx.advertises(cap);
             if self.scenario && (cap == "resources" || cap == "completions" || (cap == "prompts" && advertised)) {
@@ -46,21 +48,24 @@ impl Check for CapabilitiesMatchHandlers {
             if cap == "completions" && !cx.rev.has(crate::wire::Feature::CompletionsCapability) {
                 continue;
             }
-            let body = cx.request(method, params);
+            made.push((cap, method, advertised, cx.request(method, params)));
+        }
+        let sends = made.iter().map(|(cap, method, advertised, body)| async move {
             // A probe whose answer must be an error (a method of a
             // capability not advertised; a completion of a prompt that
             // does not exist) is a negative probe: on the connection such
             // probes share, not the main one.
-            let ex = if !advertised || cap == "completions" {
-                match cx.negative(&Msg::new(cx.rev, method, &body)).await {
-                    Ok(e) => e,
-                    Err(e) => return out.with_error(e.to_string()),
-                }
+            if !advertised || *cap == "completions" {
+                cx.negative(&Msg::new(cx.rev, method, body)).await
             } else {
-                match cx.on_main(method, &body).await {
-                    Ok(e) => e,
-                    Err(e) => return out.with_error(e.to_string()),
-                }
+                cx.on_main(method, body).await
+            }
+        });
+        let answers = futures_util::future::join_all(sends).await;
+        for ((cap, method, advertised, _), ex) in made.into_iter().zip(answers) {
+            let ex = match ex {
+                Ok(e) => e,
+                Err(e) => return out.with_error(e.to_string()),
             };
             if let Some(e) = &ex.error {
                 out.set_error(format!("{method}: {e}"));
@@ -179,9 +184,8 @@ impl Check for InitializeOnModern {
         "initialize, sent as a 2025-11-25 client would, is refused with an error naming the supported versions (modern-only servers)";
     const REVISIONS: &'static [Revision] = &Revision::STATELESS;
 
-    fn exclusive(&self) -> bool {
-        true
-    }
+    // Not alone: the initialize goes on a connection (process) of its own,
+    // and a modern-only server keeps no session for it to change.
 
     async fn run(&self, cx: &Cx<'_>) -> Outcome {
         let mut out = Outcome::default();

@@ -168,18 +168,20 @@ impl Check for ToolsInvalidCursor {
     }
 }
 
-/// Two walks in a row list the tools in the same order.
+/// Walks in a row list the tools in the same order.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ToolsOrderStable {}
 
 impl Check for ToolsOrderStable {
     const NAME: &'static str = "tools_order_stable";
-    const ABOUT: &'static str = "a second tools/list walk lists the tools in the same order as the shared one";
+    const ABOUT: &'static str = "two tools/list walks in a row, with nothing else listing meanwhile, list the tools in the same order as each other and as the shared walk";
     const REVISIONS: &'static [Revision] = &Revision::STATELESS;
 
     fn exclusive(&self) -> bool {
-        // Two walks compared: nothing else may list meanwhile.
+        // Its two walks come one right after the other: nothing else lists
+        // meanwhile (a server whose order changes from one walk to the next
+        // shows it only on walks that follow each other).
         true
     }
 
@@ -188,26 +190,39 @@ impl Check for ToolsOrderStable {
             Ok(w) => w,
             Err(stop) => return stop,
         };
-        let second = match cx.walk_main(ListMethod::Tools).await {
-            Ok(w) => w,
-            Err(e) => return Outcome::error(e.to_string()),
-        };
-        let mut out = Outcome { exchanges: second.transcript(&[]), ..Default::default() };
-        // Two orders compare only when both lists are whole.
-        if let Some(p) = first.partial().or(second.partial()) {
+        let mut out = Outcome::default();
+        let mut walks = Vec::new();
+        for _ in 0..2 {
+            match cx.walk_main(ListMethod::Tools).await {
+                Ok(w) => {
+                    out.exchanges.extend(w.transcript(&[]));
+                    walks.push(w);
+                }
+                Err(e) => return out.with_error(e.to_string()),
+            }
+        }
+        // Orders compare only when the lists are whole.
+        if let Some(p) = first.partial().or(walks[0].partial()).or(walks[1].partial()) {
             out.incomplete(&p);
             return out;
         }
-        let (a, b) = (first.names(), second.names());
-        if a != b {
+        let pairs = [
+            ("the shared walk and the first of this case's", &first.names(), &walks[0].names()),
+            ("this case's two walks, one right after the other,", &walks[0].names(), &walks[1].names()),
+        ];
+        for (which, a, b) in pairs {
+            if a == b {
+                continue;
+            }
             let at = a.iter().zip(b.iter()).position(|(x, y)| x != y).unwrap_or(a.len().min(b.len()));
             out.fail(format!(
-                "two tools/list walks in a row, with nothing changed, should list tools in the same order; they first differ at position {at}: {:?} vs {:?}\n  first:  {}\n  second: {}",
+                "tools/list walks with nothing changed should list tools in the same order; {which} first differ at position {at}: {:?} vs {:?}\n  first:  {}\n  second: {}",
                 a.get(at).map(String::as_str).unwrap_or("(end)"),
                 b.get(at).map(String::as_str).unwrap_or("(end)"),
                 clip(&a.join(", "), 300),
                 clip(&b.join(", "), 300)
             ));
+            break;
         }
         out
     }
@@ -222,11 +237,6 @@ impl Check for ToolsSameOnFresh {
     const NAME: &'static str = "tools_same_on_fresh";
     const ABOUT: &'static str = "a tools/list walk on a fresh connection or process lists the same set as the shared walk";
     const REVISIONS: &'static [Revision] = &Revision::STATELESS;
-
-    fn exclusive(&self) -> bool {
-        // Two walks compared: nothing else may list meanwhile.
-        true
-    }
 
     async fn run(&self, cx: &Cx<'_>) -> Outcome {
         let first = match cx.facts.listed_tools(cx).await {

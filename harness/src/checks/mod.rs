@@ -287,8 +287,17 @@ impl<'a> Cx<'a> {
 
     /// A list walked on the revision's main connection (not shared).
     pub async fn walk_main(&self, list: ListMethod) -> Result<Walk, SessionError> {
-        let mut conn = self.session.main(self.rev).await?;
-        let mut w = walk::walk_on(self, &mut conn, list).await;
+        let mut main = self.session.main(self.rev).await?;
+        // HTTP: on a handle of its own (same client, same session), so the
+        // main connection is not held for the whole walk: other requests
+        // (and other walks) go meanwhile.
+        let mut w = match main.http_clone() {
+            Some(mut handle) => {
+                drop(main);
+                walk::walk_on(self, &mut handle, list).await
+            }
+            None => walk::walk_on(self, &mut main, list).await,
+        };
         // What a fresh stdio process needs before these lines (the handshake).
         let pre = self.session.preamble(self.rev);
         for ex in w.exchanges.iter_mut() {
@@ -320,6 +329,21 @@ pub trait Check: DeserializeOwned + std::fmt::Debug + Send + Sync + 'static {
         false
     }
 
+    /// Whether it calls the tools the call policy allows: such a case runs
+    /// alone unless every one of them says `readOnlyHint: true` in the
+    /// revision's shared tools walk (the scheduler reads it once a case has
+    /// gathered it; before that, or without it, the case runs alone).
+    fn calls_tools(&self) -> bool {
+        false
+    }
+
+    /// Whether it calls the `[input_required]` tool: such a case runs alone
+    /// unless that tool says `readOnlyHint: true` in the revision's shared
+    /// tools walk (as for `calls_tools`).
+    fn calls_input_tool(&self) -> bool {
+        false
+    }
+
     fn run(&self, cx: &Cx<'_>) -> impl Future<Output = Outcome> + Send;
 }
 
@@ -329,6 +353,8 @@ pub trait DynCheck: std::fmt::Debug + Send + Sync {
     fn scope(&self) -> Scope;
     fn needs(&self) -> Vec<Need>;
     fn exclusive(&self) -> bool;
+    fn calls_tools(&self) -> bool;
+    fn calls_input_tool(&self) -> bool;
     fn run<'a>(&'a self, cx: &'a Cx<'a>) -> BoxFuture<'a, Outcome>;
 }
 
@@ -344,6 +370,12 @@ impl<T: Check> DynCheck for T {
     }
     fn exclusive(&self) -> bool {
         Check::exclusive(self)
+    }
+    fn calls_tools(&self) -> bool {
+        Check::calls_tools(self)
+    }
+    fn calls_input_tool(&self) -> bool {
+        Check::calls_input_tool(self)
     }
     fn run<'a>(&'a self, cx: &'a Cx<'a>) -> BoxFuture<'a, Outcome> {
         Box::pin(Check::run(self, cx))

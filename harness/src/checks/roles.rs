@@ -44,9 +44,18 @@ struct Seen {
     partial: Vec<String>,
 }
 
-/// One request as `role`; tools/call carries its Mcp-Param-* headers like
-/// any other call (from the schemas of the default identity's walk).
-async fn role_request(cx: &Cx<'_>, conn: &mut Connection, schemas: &[Value], label: &str, method: &str, p: Value) -> Exchange {
+/// One request as a role, made before anything is sent (its id taken in
+/// order); tools/call carries its Mcp-Param-* headers like any other call
+/// (from the schemas of the default identity's walk).
+struct RoleRequest {
+    label: String,
+    body: Value,
+    edits: Vec<HeaderEdit>,
+    /// Where its result is kept for judging.
+    place: String,
+}
+
+fn role_request(cx: &Cx<'_>, schemas: &[Value], label: String, place: String, method: &str, p: Value) -> RoleRequest {
     let body = cx.request(method, Some(p.clone()));
     let mut edits = Vec::new();
     if method == "tools/call" {
@@ -55,19 +64,71 @@ async fn role_request(cx: &Cx<'_>, conn: &mut Connection, schemas: &[Value], lab
             edits = param_headers(s, a).into_iter().map(|(k, v)| HeaderEdit::Set(k, v)).collect();
         }
     }
-    let mut ex = cx.exchange(conn, &Msg::new(cx.rev, label, &body).edits(&edits)).await;
-    ex.fresh = true;
-    ex
+    RoleRequest { label, body, edits, place }
 }
 
-async fn see_as(cx: &Cx<'_>, role: &Role, schemas: &[Value]) -> Result<Seen, String> {
-    let mut conn = cx.session.open_as(&role.headers, &role.env).map_err(|e| e.to_string())?;
-    let mut seen = Seen { lists: BTreeMap::new(), results: Vec::new(), exchanges: Vec::new(), partial: Vec::new() };
-    for list in [ListMethod::Tools, ListMethod::Prompts, ListMethod::Resources, ListMethod::Templates] {
-        if !cx.advertises(list.capability()) {
-            continue;
+/// How many connections a role's requests are spread over: over HTTP eight
+/// (each request stands alone), over stdio one process (a process per
+/// request would cost a start each, and a pipe has no round trip to hide).
+fn width(cx: &Cx<'_>) -> usize {
+    if cx.transport() == crate::record::Transport::Http { 8 } else { 1 }
+}
+
+/// Send `reqs` over `conns`: request i on connection i % n, each
+/// connection's in turn, the connections at once. Exchanges in `reqs` order.
+async fn spread(cx: &Cx<'_>, conns: &mut [Connection], reqs: &[RoleRequest]) -> Vec<Exchange> {
+    let n = conns.len().max(1);
+    let lanes = conns.iter_mut().enumerate().map(|(j, conn)| async move {
+        let mut got = Vec::new();
+        for (i, r) in reqs.iter().enumerate().filter(|(i, _)| i % n == j) {
+            let mut ex = cx.exchange(conn, &Msg::new(cx.rev, &r.label, &r.body).edits(&r.edits)).await;
+            ex.fresh = true;
+            got.push((i, ex));
         }
-        let mut w = walk_on(cx, &mut conn, list).await;
+        got
+    });
+    let mut all: Vec<(usize, Exchange)> = futures_util::future::join_all(lanes).await.into_iter().flatten().collect();
+    all.sort_by_key(|(i, _)| *i);
+    all.into_iter().map(|(_, ex)| ex).collect()
+}
+
+/// The role's lists, walked at once (over HTTP each on a connection of its
+/// own, with ids of its own), in the order of `lists`.
+async fn walks_as(cx: &Cx<'_>, role: &Role, part: usize, lists: &[ListMethod]) -> Result<Vec<Walk>, String> {
+    let open = || cx.session.open_as(&role.headers, &role.env).map_err(|e| e.to_string());
+    if width(cx) == 1 {
+        let mut conn = open()?;
+        let mut out = Vec::new();
+        for list in lists {
+            out.push(walk_on(cx, &mut conn, *list).await);
+        }
+        conn.shutdown().await;
+        return Ok(out);
+    }
+    let mut conns = Vec::new();
+    for _ in lists {
+        conns.push(open()?);
+    }
+    let walks = conns.iter_mut().zip(lists).enumerate().map(|(k, (conn, list))| {
+        crate::session::with_part_ids(part + k, async move {
+            let w = walk_on(cx, conn, *list).await;
+            conn.shutdown().await;
+            w
+        })
+    });
+    Ok(futures_util::future::join_all(walks).await)
+}
+
+/// What `role` sees. Roles are seen at once: the `k`-th role's requests
+/// take ids from parts 5k to 5k+4 of the case's block (a part per list
+/// walk, one for the rest), whichever role sends first.
+async fn see_as(cx: &Cx<'_>, role: &Role, k: usize, schemas: &[Value]) -> Result<Seen, String> {
+    let mut seen = Seen { lists: BTreeMap::new(), results: Vec::new(), exchanges: Vec::new(), partial: Vec::new() };
+    let lists: Vec<ListMethod> = [ListMethod::Tools, ListMethod::Prompts, ListMethod::Resources, ListMethod::Templates]
+        .into_iter()
+        .filter(|l| cx.advertises(l.capability()))
+        .collect();
+    for (list, mut w) in lists.iter().zip(walks_as(cx, role, 5 * k, &lists).await?) {
         for ex in w.exchanges.iter_mut() {
             ex.label = format!("as {}: {}", role.name, ex.label);
             ex.fresh = true;
@@ -81,6 +142,29 @@ async fn see_as(cx: &Cx<'_>, role: &Role, schemas: &[Value]) -> Result<Seen, Str
         seen.exchanges.extend(w.exchanges.iter().take(2).cloned());
         seen.lists.insert(list.method(), w);
     }
+    let reqs = crate::session::with_part_ids(5 * k + 4, async { requests_as(cx, role, &seen, schemas) }).await;
+    if reqs.is_empty() {
+        return Ok(seen);
+    }
+    let mut conns = Vec::new();
+    for _ in 0..width(cx).min(reqs.len()) {
+        conns.push(cx.session.open_as(&role.headers, &role.env).map_err(|e| e.to_string())?);
+    }
+    for (r, ex) in reqs.iter().zip(spread(cx, &mut conns, &reqs).await) {
+        if let Some(res) = ex.result() {
+            seen.results.push((r.place.clone(), res.clone()));
+        }
+        seen.exchanges.push(ex);
+    }
+    for mut c in conns {
+        c.shutdown().await;
+    }
+    Ok(seen)
+}
+
+/// The completions and calls a role makes, from what it listed.
+fn requests_as(cx: &Cx<'_>, role: &Role, seen: &Seen, schemas: &[Value]) -> Vec<RoleRequest> {
+    let mut reqs = Vec::new();
     // Completion of every prompt argument and template variable the role sees.
     if cx.advertises("completions") {
         let items = |m: &str| seen.lists.get(m).map(|w| w.items.clone()).unwrap_or_default();
@@ -88,11 +172,7 @@ async fn see_as(cx: &Cx<'_>, role: &Role, schemas: &[Value]) -> Result<Seen, Str
         for t in targets.into_iter().take(50) {
             let p = json!({"ref": t.reference, "argument": {"name": t.argument, "value": ""}});
             let label = format!("as {}: complete {}", role.name, t.what);
-            let ex = role_request(cx, &mut conn, schemas, &label, "completion/complete", p).await;
-            if let Some(res) = ex.result() {
-                seen.results.push((format!("completion/complete of {}", t.what), res.clone()));
-            }
-            seen.exchanges.push(ex);
+            reqs.push(role_request(cx, schemas, label, format!("completion/complete of {}", t.what), "completion/complete", p));
         }
     }
     // Calls of the tools the role sees and the call policy allows.
@@ -106,14 +186,16 @@ async fn see_as(cx: &Cx<'_>, role: &Role, schemas: &[Value]) -> Result<Seen, Str
         let Some(args) = cx.policy.tool(name).arguments.or_else(|| t.get("inputSchema").and_then(synth_valid)) else { continue };
         called += 1;
         let label = format!("as {}: tools/call {name}", role.name);
-        let ex = role_request(cx, &mut conn, schemas, &label, "tools/call", json!({"name": name, "arguments": args})).await;
-        if let Some(res) = ex.result() {
-            seen.results.push((format!("tools/call {name} result"), res.clone()));
-        }
-        seen.exchanges.push(ex);
+        reqs.push(role_request(
+            cx,
+            schemas,
+            label,
+            format!("tools/call {name} result"),
+            "tools/call",
+            json!({"name": name, "arguments": args}),
+        ));
     }
-    conn.shutdown().await;
-    Ok(seen)
+    reqs
 }
 
 impl Check for RolesProbe {
@@ -121,8 +203,10 @@ impl Check for RolesProbe {
     const ABOUT: &'static str = "one authorization rule (`check`) over what each configured role ([roles.NAME]) lists, completes and calls";
     const REVISIONS: &'static [Revision] = &Revision::STATELESS;
 
-    fn exclusive(&self) -> bool {
-        // Lists compared across identities: nothing else may list meanwhile.
+    fn calls_tools(&self) -> bool {
+        // Each role calls the tools the policy allows. Its lists are
+        // compared as sets, which no case that runs beside it changes (a
+        // case that changes them runs alone).
         true
     }
 
@@ -142,9 +226,11 @@ impl Check for RolesProbe {
         }
         // The tools walk of the default identity gives the schemas for Mcp-Param headers.
         let schemas: Vec<Value> = cx.facts.tools_walk(cx).await.map(|w| w.items.clone()).unwrap_or_default();
+        // The roles are seen at once, each with ids of its own.
+        let seen = roles.iter().enumerate().map(|(k, r)| see_as(cx, r, k, &schemas));
         let mut views: Vec<(&Role, Seen)> = Vec::new();
-        for r in roles {
-            match see_as(cx, r, &schemas).await {
+        for (r, s) in roles.iter().zip(futures_util::future::join_all(seen).await) {
+            match s {
                 Ok(s) => views.push((r, s)),
                 Err(e) => return Outcome::error(e),
             }

@@ -1,15 +1,16 @@
 //! Statelessness (2026-07-28): a server must not rely on prior requests
-//! over the same connection to establish context. On one connection (or
-//! process), each malformed request is followed by the same valid requests
-//! that a fresh connection answered first; every answer after a malformed
-//! request must have the shape it had on the fresh connection. A server
-//! that takes a malformed request as a sign of another kind of client (and
+//! over the same connection to establish context. Each malformed request
+//! is followed, on the same connection (or process), by valid requests that
+//! a fresh connection answered first; every answer after a malformed
+//! request must have the shape it had on the fresh connection. Over HTTP
+//! each malformed request gets a connection per valid request after it,
+//! all at once; over stdio one process takes them in turn. A server that
+//! takes a malformed request as a sign of another kind of client (and
 //! answers differently from then on) breaks this rule: the case names the
 //! request after which the answers changed.
 
 use super::{Check, Cx, Outcome};
 use crate::record::Exchange;
-use crate::session::Connection;
 use crate::session::{Msg, SessionError};
 use crate::wire::{self, MetaMode, Revision};
 use serde::Deserialize;
@@ -70,44 +71,112 @@ impl Check for StatelessAfterMalformed {
             ("server/discover naming an unsupported version", meta_request(cx, MetaMode::Full, "1900-01-01")),
             ("an unknown method", cx.request("mcpcert/no-such-method", None)),
         ];
-        let mut out = Outcome::default();
-        // The baseline: the valid requests on a connection that saw nothing else.
-        let mut fresh = match open(cx, &mut out).await {
-            Ok(c) => c,
-            Err(e) => return out.with_error(e.to_string()),
-        };
-        let mut baseline = Vec::new();
-        for (i, (method, params)) in valid.iter().enumerate() {
-            let body = cx.request(method, params.clone());
-            let mut ex = cx.exchange(&mut fresh, &Msg::new(cx.rev, &format!("{method} on a fresh {}", cx.transport().noun()), &body)).await;
-            ex.fresh = i == 0;
-            if let Some(e) = &ex.error {
-                fresh.shutdown().await;
-                out.exchanges.push(ex.clone());
-                return out.with_error(format!("{method} on a fresh {}: {e}", cx.transport().noun()));
+        let noun = cx.transport().noun();
+        // Every request is made first (ids in order), then sent: the
+        // baseline (the valid requests on a connection that saw nothing
+        // else), and after each malformed request the valid ones again.
+        let base: Vec<(String, Value)> = valid.iter().map(|(m, p)| (format!("{m} on a fresh {noun}"), cx.request(m, p.clone()))).collect();
+        // Over HTTP each malformed request is followed by one valid request
+        // on a connection of their own (a copy of it per valid request),
+        // all pairs at once; over stdio one process takes each malformed
+        // request and all the valid ones after it, one after another (a
+        // process each would cost a start each, and a pipe has no round
+        // trip to hide).
+        let http = cx.transport() == crate::record::Transport::Http;
+        let mut probes: Vec<(&str, Value, Vec<usize>)> = Vec::new();
+        for (what, bad) in &malformed {
+            if http {
+                for j in 0..valid.len() {
+                    let mut b = bad.clone();
+                    if j > 0 {
+                        b["id"] = cx.session.next_id();
+                    }
+                    probes.push((what, b, vec![j]));
+                }
+            } else {
+                probes.push((what, bad.clone(), (0..valid.len()).collect()));
             }
-            baseline.push(shape(&ex));
+        }
+        let after: Vec<Vec<(String, Value)>> = probes
+            .iter()
+            .map(|(what, bad, js)| {
+                let mut chain = vec![(what.to_string(), bad.clone())];
+                chain.extend(js.iter().map(|&j| {
+                    let (m, p) = &valid[j];
+                    (format!("{m}, after {what}"), cx.request(m, p.clone()))
+                }));
+                chain
+            })
+            .collect();
+        // The baseline's requests likewise: over HTTP each on a fresh
+        // connection of its own, at once.
+        let (base_chains, after_chains): (Vec<Chain>, Vec<Chain>) = if http {
+            (base.into_iter().map(|r| vec![r]).collect(), after)
+        } else {
+            (vec![base], vec![after.into_iter().flatten().collect()])
+        };
+        let never = |_: usize, _: &Exchange| false;
+        let base_sent = futures_util::future::join_all(base_chains.iter().map(|c| send_chain(cx, c, &never)));
+        let (base_sent, after_sent) = if http {
+            futures_util::future::join(base_sent, futures_util::future::join_all(after_chains.iter().map(|c| send_chain(cx, c, &never))))
+                .await
+        } else {
+            // One process, one request after another: sending stops at the
+            // first answer whose shape differs from the baseline's (what
+            // follows would only repeat the finding).
+            let base_sent = base_sent.await;
+            let shapes: Vec<String> = base_sent.iter().flatten().flat_map(|(_, exs)| exs.iter().map(shape)).collect();
+            let expect: Vec<Option<usize>> =
+                probes.iter().flat_map(|(_, _, js)| std::iter::once(None).chain(js.iter().map(|&j| Some(j)))).collect();
+            let differs =
+                |i: usize, ex: &Exchange| expect.get(i).copied().flatten().is_some_and(|j| shapes.get(j).is_some_and(|b| *b != shape(ex)));
+            let after_sent = futures_util::future::join_all(after_chains.iter().map(|c| send_chain(cx, c, &differs))).await;
+            (base_sent, after_sent)
+        };
+        let mut out = Outcome::default();
+        let mut baseline = Vec::new();
+        for r in base_sent {
+            match r {
+                Ok((pre, exs)) => {
+                    out.exchanges.extend(pre);
+                    baseline.extend(exs);
+                }
+                Err(e) => return out.with_error(e.to_string()),
+            }
+        }
+        let mut shapes = Vec::new();
+        for ex in baseline {
+            if let Some(e) = &ex.error {
+                let why = format!("{}: {e}", ex.label);
+                out.exchanges.push(ex);
+                return out.with_error(why);
+            }
+            shapes.push(shape(&ex));
             out.exchanges.push(ex);
         }
-        fresh.shutdown().await;
-        // Each malformed request, then the valid ones, on one connection.
-        let mut conn = match open(cx, &mut out).await {
-            Ok(c) => c,
-            Err(e) => return out.with_error(e.to_string()),
-        };
-        let mut first = true;
-        'probes: for (what, bad) in &malformed {
-            let mut ex = cx.exchange(&mut conn, &Msg::new(cx.rev, what, bad)).await;
-            ex.fresh = std::mem::take(&mut first);
+        // The malformed requests' answers, then those after each, in order;
+        // what brought a chain's process up is shown before its first.
+        let mut rest: Vec<(Vec<Exchange>, Exchange)> = Vec::new();
+        for r in after_sent {
+            match r {
+                Ok((pre, exs)) => {
+                    let mut pre = Some(pre);
+                    rest.extend(exs.into_iter().map(|ex| (pre.take().unwrap_or_default(), ex)));
+                }
+                Err(e) => return out.with_error(e.to_string()),
+            }
+        }
+        let mut rest = rest.into_iter();
+        'probes: for (what, _, js) in &probes {
+            let Some(ex) = next_shown(&mut rest, &mut out) else { break };
             let stop = ex.error.clone();
             out.exchanges.push(ex);
             if let Some(e) = stop {
-                conn.shutdown().await;
                 return out.with_error(format!("{what}: {e}"));
             }
-            for ((method, params), base) in valid.iter().zip(&baseline) {
-                let body = cx.request(method, params.clone());
-                let ex = cx.exchange(&mut conn, &Msg::new(cx.rev, &format!("{method}, after {what}"), &body)).await;
+            for &j in js {
+                let (method, base) = (valid[j].0, &shapes[j]);
+                let Some(ex) = next_shown(&mut rest, &mut out) else { break 'probes };
                 if let Some(e) = &ex.error {
                     out.exchanges.push(ex.clone());
                     out.set_error(format!("{method} after {what}: {e}"));
@@ -117,23 +186,57 @@ impl Check for StatelessAfterMalformed {
                 out.exchanges.push(ex);
                 if &now != base {
                     out.fail(format!(
-                        "after {what} on the same {noun}, {method} was answered differently than on a fresh {noun}: the server relied on that earlier request (each request must stand on its own _meta)\n    fresh {noun}: {base}\n    after it:     {now}",
-                        noun = cx.transport().noun()
+                        "after {what} on the same {noun}, {method} was answered differently than on a fresh {noun}: the server relied on that earlier request (each request must stand on its own _meta)\n    fresh {noun}: {base}\n    after it:     {now}"
                     ));
                     break 'probes;
                 }
             }
         }
-        conn.shutdown().await;
+        // What was sent after the first finding is shown too (not judged):
+        // the chains went out together.
+        while let Some(ex) = next_shown(&mut rest, &mut out) {
+            out.exchanges.push(ex);
+        }
         out
     }
 }
 
-/// A connection (process) of the case's own.
-async fn open(cx: &Cx<'_>, out: &mut Outcome) -> Result<Connection, SessionError> {
+/// Requests (label, body) sent one after another on one connection.
+type Chain = Vec<(String, Value)>;
+
+/// The next exchange to judge; what brought its process up (if it is its
+/// chain's first) goes into the transcript before it.
+fn next_shown(rest: &mut impl Iterator<Item = (Vec<Exchange>, Exchange)>, out: &mut Outcome) -> Option<Exchange> {
+    let (pre, ex) = rest.next()?;
+    out.exchanges.extend(pre);
+    Some(ex)
+}
+
+/// Send `reqs` one after another on a connection (process) of their own;
+/// stops after a request that got no answer. The first is marked fresh
+/// (a reproducer starts a new connection for it).
+/// What brought the process up (stdio: its first request) comes apart.
+/// Sending stops, too, after the request for which `stop` (its index in
+/// `reqs`, its exchange) says so.
+async fn send_chain(
+    cx: &Cx<'_>,
+    reqs: &[(String, Value)],
+    stop: &(dyn Fn(usize, &Exchange) -> bool + Sync),
+) -> Result<(Vec<Exchange>, Vec<Exchange>), SessionError> {
     let f = cx.session.fresh(cx.rev, true, cx.case).await?;
-    out.exchanges.extend(f.exchanges);
-    Ok(f.conn)
+    let mut exs = Vec::new();
+    let mut conn = f.conn;
+    for (i, (label, body)) in reqs.iter().enumerate() {
+        let mut ex = cx.exchange(&mut conn, &Msg::new(cx.rev, label, body)).await;
+        ex.fresh = i == 0;
+        let end = ex.error.is_some() || stop(i, &ex);
+        exs.push(ex);
+        if end {
+            break;
+        }
+    }
+    conn.shutdown().await;
+    Ok((f.exchanges, exs))
 }
 
 fn meta_request(cx: &Cx<'_>, mode: MetaMode, version: &str) -> Value {

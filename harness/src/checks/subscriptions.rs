@@ -35,7 +35,10 @@ impl Check for SubscriptionProbe {
     const REVISIONS: &'static [Revision] = &Revision::STATELESS;
 
     fn exclusive(&self) -> bool {
-        true
+        // The shared trigger listens run the trigger, which changes the
+        // tool set; the acknowledgment case opens its own listens and runs
+        // nothing.
+        self.check != ListenCheck::Acknowledged
     }
 
     fn needs(&self) -> Vec<Need> {

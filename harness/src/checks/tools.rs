@@ -194,7 +194,7 @@ impl Check for ToolResults {
     const NAME: &'static str = "tool_results";
     const ABOUT: &'static str = "one rule (`check`) over the results of the tool calls the call policy allows";
 
-    fn exclusive(&self) -> bool {
+    fn calls_tools(&self) -> bool {
         true
     }
 

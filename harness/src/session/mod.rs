@@ -43,6 +43,25 @@ pub fn with_case_ids<F: std::future::Future>(slot: usize, f: F) -> impl std::fut
     CASE_IDS.scope(std::sync::Arc::new(AtomicI64::new((slot as i64 + 1) * 1_000_000)), f)
 }
 
+/// Run `f`, one of several parts of a case (or bulk fact) that go at once,
+/// with ids of its own: the `part`-th run of 5,000 from the middle of the
+/// current block (parts 0..100), so the ids do not depend on which part
+/// sends first. Parts never nest. A part beyond 99, or one outside a
+/// case's or bulk fact's block, shares the current counter (ids stay unique;
+/// their order may vary).
+pub fn with_part_ids<F: std::future::Future>(part: usize, f: F) -> impl std::future::Future<Output = F::Output> {
+    let current = CASE_IDS.try_with(|c| c.clone()).ok();
+    let counter = match current {
+        Some(c) if part < 100 && (1_000_000..1_500_000_000).contains(&c.load(Ordering::Relaxed)) => {
+            let now = c.load(Ordering::Relaxed);
+            std::sync::Arc::new(AtomicI64::new(now / 1_000_000 * 1_000_000 + 500_000 + part as i64 * 5_000))
+        }
+        Some(c) => c,
+        None => std::sync::Arc::new(AtomicI64::new(FIRST_SESSION_ID + 500_000 + part as i64 * 5_000)),
+    };
+    CASE_IDS.scope(counter, f)
+}
+
 /// The probes' own ids, fixed whatever order they run in: the 2026-07-28
 /// probe sends id 1 first (what a scripted server most likely expects), the
 /// 2025-11-25 probe from 1000, and the session's own ids start after both.
@@ -303,6 +322,20 @@ impl Session {
     /// concurrency inside a check does not add to `-j`. Set once.
     pub fn limit_in_flight(&self, n: usize) {
         let _ = self.in_flight.set(tokio::sync::Semaphore::new(n.max(1)));
+    }
+
+    /// Hold all but one of the run's permits for requests in flight, so
+    /// that what runs meanwhile sends one request at a time, as `-j 1`
+    /// would (a case run again alone after a busy refusal: its own
+    /// requests that go together would crowd the server again). Call it
+    /// only when nothing else is in flight.
+    pub async fn one_at_a_time(&self) -> Option<tokio::sync::SemaphorePermit<'_>> {
+        let limit = self.in_flight.get()?;
+        let n = limit.available_permits().saturating_sub(1) as u32;
+        if n == 0 {
+            return None;
+        }
+        limit.acquire_many(n).await.ok()
     }
 
     /// Start processes until the pool holds its size.

@@ -74,6 +74,19 @@ impl Case {
         })
     }
 
+    /// Whether a step calls the tools the call policy allows: the case runs
+    /// alone unless each of them says `readOnlyHint: true` (see
+    /// `Check::calls_tools`).
+    pub fn calls_tools(&self) -> bool {
+        self.checks().any(|k| k.calls_tools())
+    }
+
+    /// Whether a step calls the `[input_required]` tool (see
+    /// `Check::calls_input_tool`).
+    pub fn calls_input_tool(&self) -> bool {
+        self.checks().any(|k| k.calls_input_tool())
+    }
+
     /// Whether the case judges the whole run's traffic (it runs after every
     /// other case of its revision).
     pub fn run_scoped(&self) -> bool {

@@ -117,7 +117,7 @@ impl Check for HeaderProbe {
     const ABOUT: &'static str =
         "HTTP header rules: a request changed one way (`header`, `probe`) is rejected with 400 and -32020, or served";
 
-    fn exclusive(&self) -> bool {
+    fn calls_tools(&self) -> bool {
         // The round trip calls a tool once per hard value.
         self.probe == Some(ProbeKind::RoundTrip)
     }
@@ -210,6 +210,28 @@ async fn probe_send(
     exact: bool,
     isolated: bool,
 ) -> Result<Vec<Exchange>, SessionError> {
+    prepare(cx, label, t, body_version, edits, exact, isolated).send(cx).await
+}
+
+/// A probe's request, made (and its id taken) before anything is sent, so
+/// that probes sent together keep the ids a serial run gives them.
+struct Prepared {
+    label: String,
+    body: Value,
+    edits: Vec<HeaderEdit>,
+    exact: bool,
+    isolated: bool,
+}
+
+fn prepare(
+    cx: &Cx<'_>,
+    label: &str,
+    t: &Target,
+    body_version: Option<&str>,
+    edits: Vec<HeaderEdit>,
+    exact: bool,
+    isolated: bool,
+) -> Prepared {
     let body = match body_version {
         None => cx.request(&t.method, Some(t.params.clone())),
         // A probe whose `_meta` names another version than the header.
@@ -220,11 +242,17 @@ async fn probe_send(
         all.extend(super::judge::args::param_headers(schema, args).into_iter().map(|(k, v)| HeaderEdit::Set(k, v)));
     }
     all.extend(edits);
-    let msg = Msg::new(cx.rev, label, &body).edits(&all).exact_names(exact);
-    if isolated {
-        return cx.isolated(&[msg]).await;
+    Prepared { label: label.to_string(), body, edits: all, exact, isolated }
+}
+
+impl Prepared {
+    async fn send(&self, cx: &Cx<'_>) -> Result<Vec<Exchange>, SessionError> {
+        let msg = Msg::new(cx.rev, &self.label, &self.body).edits(&self.edits).exact_names(self.exact);
+        if self.isolated {
+            return cx.isolated(&[msg]).await;
+        }
+        Ok(vec![cx.session.on_main(&msg, cx.case).await?])
     }
-    Ok(vec![cx.session.on_main(&msg, cx.case).await?])
 }
 
 /// Judge one probe; a failure line names the target and the probe.
@@ -321,9 +349,11 @@ async fn run_probes(cx: &Cx<'_>, t: &Target, probes: Vec<Probe>, out: &mut Outco
             }
         }
     }
+    // Each probe stands alone: all are made first (ids in order), then
+    // sent several at a time (within -j) and judged in order.
+    let mut made = Vec::new();
     for p in probes {
-        let want = p.want;
-        if matches!(want, Want::Accept | Want::NotRequired) && !t.callable {
+        if matches!(p.want, Want::Accept | Want::NotRequired) && !t.callable {
             continue;
         }
         let what = format!("{} {}", t.what, p.label);
@@ -331,14 +361,21 @@ async fn run_probes(cx: &Cx<'_>, t: &Target, probes: Vec<Probe>, out: &mut Outco
         if let Some(a) = p.args {
             pt.params["arguments"] = a;
         }
-        let rejected = matches!(want, Want::Reject | Want::RejectVersion);
-        match probe_send(cx, &what, &pt, p.body_version, p.edits, p.exact, rejected).await {
+        let rejected = matches!(p.want, Want::Reject | Want::RejectVersion);
+        made.push((p.want, prepare(cx, &what, &pt, p.body_version, p.edits, p.exact, rejected)));
+    }
+    use futures_util::StreamExt;
+    let sends: Vec<_> = made.iter().map(|(_, m)| m.send(cx)).collect();
+    let mut sent = futures_util::stream::iter(sends).buffered(8);
+    for (want, m) in &made {
+        let Some(r) = sent.next().await else { break };
+        match r {
             Ok(mut exs) => {
                 let ex = exs.pop().unwrap_or_default();
                 out.exchanges.extend(exs);
                 if let Some(e) = &ex.error {
-                    out.set_error(format!("{what}: {e}"));
-                } else if let Some(f) = judge_probe(&ex, want, &what) {
+                    out.set_error(format!("{}: {e}", m.label));
+                } else if let Some(f) = judge_probe(&ex, *want, &m.label) {
                     out.fail(f);
                 }
                 out.exchanges.push(ex);

@@ -179,6 +179,7 @@ pub(super) async fn probe_name(cx: &Cx<'_>, probe: ProbeKind) -> Outcome {
         Err(e) => return Outcome::error(e),
     };
     let mut probed = 0;
+    let mut runs = Vec::new();
     for t in &targets {
         let v = t.params.get("name").or(t.params.get("uri")).and_then(|v| v.as_str()).unwrap_or("").to_string();
         let mut probes = probes_for("Mcp-Name", &encoded(&v), probe, OTHER);
@@ -194,8 +195,22 @@ pub(super) async fn probe_name(cx: &Cx<'_>, probe: ProbeKind) -> Outcome {
             continue;
         }
         probed += 1;
-        run_probes(cx, t, probes, &mut out).await;
-        if out.is_error() {
+        runs.push((t, probes));
+    }
+    // The targets are probed at once, each with ids of its own; what they
+    // found is told in target order, up to the first that could not be judged.
+    let sends = runs.into_iter().enumerate().map(|(k, (t, probes))| {
+        crate::session::with_part_ids(k, async move {
+            let mut o = Outcome::default();
+            run_probes(cx, t, probes, &mut o).await;
+            o
+        })
+    });
+    for o in futures_util::future::join_all(sends).await {
+        out.exchanges.extend(o.exchanges);
+        out.failures.extend(o.failures);
+        if let super::super::End::Error(why) = o.end {
+            out.set_error(why);
             break;
         }
     }

@@ -167,7 +167,7 @@ pub(super) fn cases(args: &RunArgs, s: &mut Started, console: &mut Console) -> V
     }
     let progress = crate::cli::progress::Ticker::start(s.runner.waiting(), args.quiet);
     let mut results: Vec<CaseResult> = Vec::new();
-    let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(4, |n| n.get()).max(4)).max(1);
+    let jobs = args.jobs.unwrap_or_else(|| default_jobs(s.plan.target.transport())).max(1);
     let (plan, runner, target_problem, unserved) = (&s.plan, &s.runner, &s.target_problem, &s.unserved);
     let mut finish = |case: &Case, mut res: CaseResult, console: &mut Console| {
         plan.masker.case(&mut res);
@@ -213,4 +213,16 @@ pub(super) fn cases(args: &RunArgs, s: &mut Started, console: &mut Console) -> V
     }
     drop(progress);
     results
+}
+
+/// The default `-j`: over HTTP 32 (a request in flight mostly waits on the
+/// network, not on a CPU: at 40 ms a round trip, 4 at once left the run
+/// waiting on the limit, and 16 still held back a wave of 60 header and
+/// call cases); over stdio the number of CPUs, at least 4 (each
+/// process of the pool is work on this machine).
+fn default_jobs(transport: mcpcert::record::Transport) -> usize {
+    match transport {
+        mcpcert::record::Transport::Http => 32,
+        mcpcert::record::Transport::Stdio => std::thread::available_parallelism().map_or(4, |n| n.get()).max(4),
+    }
 }
