@@ -12,11 +12,15 @@ fn waves_keep_state_changers_alone_and_audits_last() {
     let catalog = suite::load_builtin().unwrap();
     let cases: Vec<&Case> = catalog.cases.iter().collect();
     let w = waves(&cases, 8);
-    // Every case once, in catalogue order.
-    let flat: Vec<usize> = w.iter().flat_map(|r| r.clone()).collect();
+    // Every case once; in catalogue order but for those put off to the end
+    // of their stretch (they run alone, and change nothing).
+    let mut flat: Vec<usize> = w.iter().flatten().copied().collect();
+    let put_off: Vec<usize> = flat.windows(2).filter(|p| p[1] < p[0]).map(|p| p[1]).collect();
+    assert!(put_off.iter().all(|&i| cases[i].observes_alone()), "only observers run out of place");
+    flat.sort_unstable();
     assert_eq!(flat, (0..cases.len()).collect::<Vec<_>>());
     for r in &w {
-        let members: Vec<&Case> = cases[r.clone()].to_vec();
+        let members: Vec<&Case> = r.iter().map(|&i| cases[i]).collect();
         if members.iter().any(|c| c.exclusive() || c.calls_tools() || c.calls_input_tool()) {
             assert_eq!(
                 members.len(),
@@ -28,6 +32,15 @@ fn waves_keep_state_changers_alone_and_audits_last() {
         assert!(members.iter().all(|c| c.revision == members[0].revision), "a wave holds one revision");
         assert!(members.iter().all(|c| c.run_scoped() == members[0].run_scoped()), "audits do not share a wave with other cases");
     }
+    // An observer runs after the cases it was put off past, before the next
+    // case that changes state.
+    let order: Vec<usize> = w.iter().flatten().copied().collect();
+    let pos = |i: usize| order.iter().position(|&x| x == i).unwrap();
+    let det = cases.iter().position(|c| c.id == "2026-07-28/tools/list-deterministic-order").unwrap();
+    assert!(pos(det) > pos(det + 1), "the order check is put off past the case after it");
+    let alone_static = |c: &Case| (c.exclusive() || c.calls_tools() || c.calls_input_tool()) && !c.observes_alone();
+    let next_alone = (det + 1..cases.len()).find(|&j| alone_static(cases[j])).unwrap();
+    assert!(pos(det) < pos(next_alone), "and no further than the next case that runs alone");
     // An audit's wave comes after every other case of its revision.
     for (i, c) in cases.iter().enumerate().filter(|(_, c)| c.run_scoped()) {
         assert!(cases[i..].iter().filter(|d| d.revision == c.revision).all(|d| d.run_scoped()), "{} runs last", c.id);

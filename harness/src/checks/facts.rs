@@ -35,7 +35,9 @@ pub type Fact<T> = Result<Arc<T>, String>;
 pub struct Facts {
     /// The walks of tools/list, prompts/list, resources/list and
     /// resources/templates/list, in `ListMethod` order.
-    walks: [OnceCell<Fact<Walk>>; 4],
+    walks: [tokio::sync::Mutex<WalkSlot>; 4],
+    /// The tools walk once it is kept (read without waiting).
+    tools_kept: OnceLock<Arc<Walk>>,
     verdicts: OnceLock<Arc<Vec<ToolVerdict>>>,
     calls: OnceCell<Fact<Calls>>,
     listens: OnceCell<Fact<ListenPair>>,
@@ -56,24 +58,41 @@ impl Facts {
 
     /// A list of this revision walked once on its main connection (its
     /// exchanges are filed under the walk, `(shared: tools/list walk)`).
+    /// A walk that ended on a page the server refused as busy (HTTP 429 or
+    /// 503, after the walker's own retries) is not kept: the next case that
+    /// needs it walks again (a case rerun alone after a busy refusal
+    /// included), with that case's own ids.
     pub async fn list_walk(&self, cx: &Cx<'_>, list: ListMethod) -> Fact<Walk> {
-        self.walks[list as usize]
-            .get_or_init(|| {
-                let label = match list {
-                    ListMethod::Tools => "(shared: tools/list walk)",
-                    ListMethod::Prompts => "(shared: prompts/list walk)",
-                    ListMethod::Resources => "(shared: resources/list walk)",
-                    ListMethod::Templates => "(shared: resources/templates/list walk)",
-                };
-                fact_ids(cx, label, async move { cx.shared(label).walk_main(list).await.map(Arc::new).map_err(|e| e.to_string()) })
-            })
-            .await
-            .clone()
+        let label = match list {
+            ListMethod::Tools => "(shared: tools/list walk)",
+            ListMethod::Prompts => "(shared: prompts/list walk)",
+            ListMethod::Resources => "(shared: resources/list walk)",
+            ListMethod::Templates => "(shared: resources/templates/list walk)",
+        };
+        let mut slot = self.walks[list as usize].lock().await;
+        if let Some(kept) = &slot.kept {
+            return kept.clone();
+        }
+        let walk = async move { cx.shared(label).walk_main(list).await.map(Arc::new).map_err(|e| e.to_string()) };
+        let got = if slot.tried {
+            walk.await
+        } else {
+            slot.tried = true;
+            fact_ids(cx, label, walk).await
+        };
+        let busy = got.as_ref().is_ok_and(|w| w.exchanges.last().is_some_and(|e| e.refused_as_busy()));
+        if !busy {
+            slot.kept = Some(got.clone());
+            if let (ListMethod::Tools, Ok(w)) = (list, &got) {
+                let _ = self.tools_kept.set(w.clone());
+            }
+        }
+        got
     }
 
     /// The tools walk, if a case has gathered it (nothing is sent).
     pub fn tools_walk_gathered(&self) -> Option<Arc<Walk>> {
-        self.walks[ListMethod::Tools as usize].get().and_then(|w| w.as_ref().ok()).cloned()
+        self.tools_kept.get().cloned()
     }
 
     /// The shared walk when it lists tools; otherwise how the case ends
@@ -167,6 +186,14 @@ impl Facts {
         }
         sent
     }
+}
+
+/// A shared list walk: kept once it was not refused as busy; whether one
+/// was tried (its retries take the asking case's ids, not the fact's).
+#[derive(Default)]
+pub struct WalkSlot {
+    kept: Option<Fact<Walk>>,
+    tried: bool,
 }
 
 /// The shared facts' names: the frame log files their traffic under them,

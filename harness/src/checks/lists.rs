@@ -179,9 +179,13 @@ impl Check for ToolsOrderStable {
     const REVISIONS: &'static [Revision] = &Revision::STATELESS;
 
     fn exclusive(&self) -> bool {
-        // Its two walks come one right after the other: nothing else lists
+        // Its two walks follow each other with nothing else listing
         // meanwhile (a server whose order changes from one walk to the next
         // shows it only on walks that follow each other).
+        true
+    }
+
+    fn observes(&self) -> bool {
         true
     }
 
@@ -191,9 +195,17 @@ impl Check for ToolsOrderStable {
             Err(stop) => return stop,
         };
         let mut out = Outcome::default();
+        // The two walks go at once (over stdio, one after the other on the
+        // main process), each with ids of its own; nothing else lists
+        // meanwhile.
+        let both = futures_util::future::join(
+            crate::session::with_part_ids(0, cx.walk_main(ListMethod::Tools)),
+            crate::session::with_part_ids(1, cx.walk_main(ListMethod::Tools)),
+        )
+        .await;
         let mut walks = Vec::new();
-        for _ in 0..2 {
-            match cx.walk_main(ListMethod::Tools).await {
+        for w in [both.0, both.1] {
+            match w {
                 Ok(w) => {
                     out.exchanges.extend(w.transcript(&[]));
                     walks.push(w);
@@ -208,7 +220,7 @@ impl Check for ToolsOrderStable {
         }
         let pairs = [
             ("the shared walk and the first of this case's", &first.names(), &walks[0].names()),
-            ("this case's two walks, one right after the other,", &walks[0].names(), &walks[1].names()),
+            ("this case's two walks, with nothing between them,", &walks[0].names(), &walks[1].names()),
         ];
         for (which, a, b) in pairs {
             if a == b {
@@ -239,25 +251,32 @@ impl Check for ToolsSameOnFresh {
     const REVISIONS: &'static [Revision] = &Revision::STATELESS;
 
     async fn run(&self, cx: &Cx<'_>) -> Outcome {
-        let first = match cx.facts.listed_tools(cx).await {
+        let noun = cx.transport().noun();
+        // The walk on a fresh connection goes while the shared one is
+        // awaited: neither needs the other.
+        let walk_fresh = async {
+            let fresh = cx.session.fresh(cx.rev, true, cx.case).await?;
+            let mut conn = fresh.conn;
+            let w = walk_on(cx, &mut conn, ListMethod::Tools).await;
+            conn.shutdown().await;
+            Ok::<_, crate::session::SessionError>((fresh.exchanges, fresh.preamble, w))
+        };
+        let (first, fresh) = futures_util::future::join(cx.facts.listed_tools(cx), walk_fresh).await;
+        let first = match first {
             Ok(w) => w,
             Err(stop) => return stop,
         };
-        let noun = cx.transport().noun();
-        let fresh = match cx.session.fresh(cx.rev, true, cx.case).await {
+        let (opened, preamble, mut w) = match fresh {
             Ok(f) => f,
             Err(e) => return Outcome::error(format!("could not open a fresh {noun}: {e}")),
         };
-        let mut conn = fresh.conn;
-        let mut w = walk_on(cx, &mut conn, ListMethod::Tools).await;
-        conn.shutdown().await;
         // One process (connection) for the whole walk: only its first page
         // starts a new one in the reproducer.
         if let Some(first_ex) = w.exchanges.first_mut() {
             first_ex.fresh = true;
-            first_ex.preamble = fresh.preamble.clone();
+            first_ex.preamble = preamble;
         }
-        let mut out = Outcome { exchanges: fresh.exchanges, ..Default::default() };
+        let mut out = Outcome { exchanges: opened, ..Default::default() };
         out.exchanges.extend(w.transcript(&[]));
         if let Some(e) = w.failed() {
             out.set_error(format!("walk on a fresh {noun}: {e}"));

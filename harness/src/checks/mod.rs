@@ -344,6 +344,13 @@ pub trait Check: DeserializeOwned + std::fmt::Debug + Send + Sync + 'static {
         false
     }
 
+    /// Whether it is `exclusive` only to observe (nothing else may send
+    /// while it looks) and changes nothing: the scheduler may run it at the
+    /// end of the stretch of cases it sits in, rather than split it.
+    fn observes(&self) -> bool {
+        false
+    }
+
     fn run(&self, cx: &Cx<'_>) -> impl Future<Output = Outcome> + Send;
 }
 
@@ -355,6 +362,7 @@ pub trait DynCheck: std::fmt::Debug + Send + Sync {
     fn exclusive(&self) -> bool;
     fn calls_tools(&self) -> bool;
     fn calls_input_tool(&self) -> bool;
+    fn observes(&self) -> bool;
     fn run<'a>(&'a self, cx: &'a Cx<'a>) -> BoxFuture<'a, Outcome>;
 }
 
@@ -376,6 +384,9 @@ impl<T: Check> DynCheck for T {
     }
     fn calls_input_tool(&self) -> bool {
         Check::calls_input_tool(self)
+    }
+    fn observes(&self) -> bool {
+        Check::observes(self)
     }
     fn run<'a>(&'a self, cx: &'a Cx<'a>) -> BoxFuture<'a, Outcome> {
         Box::pin(Check::run(self, cx))

@@ -15,7 +15,6 @@ use super::Runner;
 use crate::record::CaseResult;
 use crate::suite::Case;
 use futures_util::StreamExt;
-use std::ops::Range;
 use std::sync::Mutex;
 
 /// What became of a case.
@@ -29,36 +28,85 @@ pub enum Ran {
     },
 }
 
-/// The waves of `cases`, as ranges of indices, in order, with no tools
-/// walk known: a case that calls tools runs alone.
-pub fn waves(cases: &[&Case], jobs: usize) -> Vec<Range<usize>> {
+/// The waves of `cases` as indices, in the order they run, with no tools
+/// walk known (a case that calls tools runs alone).
+pub fn waves(cases: &[&Case], jobs: usize) -> Vec<Vec<usize>> {
     let mut out = Vec::new();
     let mut start = 0;
     while start < cases.len() {
-        let w = next_wave(cases, start, jobs, |c| c.exclusive() || c.calls_tools() || c.calls_input_tool());
+        let w = next_wave(cases, start, jobs, |c| c.exclusive() || c.calls_tools() || c.calls_input_tool(), |c| c.observes_alone());
         start = w.end;
-        out.push(w);
+        out.push(w.run);
+        out.extend(w.deferred.into_iter().map(|i| vec![i]));
     }
     out
 }
 
+/// One wave, and the cases it put off.
+pub struct Wave {
+    /// Cases run together.
+    pub run: Vec<usize>,
+    /// Cases that must run alone but change nothing (they observe: two
+    /// walks in a row), met inside the wave's stretch: each runs alone
+    /// right after the wave, so that they do not split it.
+    pub deferred: Vec<usize>,
+    /// Where the next wave starts.
+    pub end: usize,
+}
+
 /// The wave that starts at `start`: consecutive cases of one revision and
-/// scope, none of which must run `alone`; a case that must is a wave of
-/// its own.
-pub fn next_wave(cases: &[&Case], start: usize, jobs: usize, alone: impl Fn(&Case) -> bool) -> Range<usize> {
+/// scope, none of which must run `alone`, passing over (and putting off)
+/// those that are alone only to observe (`defer`); a case that must run
+/// alone otherwise is a wave of its own. `-j 1` runs every case in place.
+pub fn next_wave(cases: &[&Case], start: usize, jobs: usize, alone: impl Fn(&Case) -> bool, defer: impl Fn(&Case) -> bool) -> Wave {
     let first = cases[start];
-    if jobs <= 1 || alone(first) {
-        return start..start + 1;
+    if jobs <= 1 || (alone(first) && !defer(first)) {
+        return Wave { run: vec![start], deferred: Vec::new(), end: start + 1 };
     }
-    let mut end = start + 1;
+    let (mut run, mut deferred) = (Vec::new(), Vec::new());
+    let mut end = start;
     while end < cases.len() {
         let c = cases[end];
-        if alone(c) || c.revision != first.revision || c.run_scoped() != first.run_scoped() {
+        if c.revision != first.revision || c.run_scoped() != first.run_scoped() {
             break;
+        }
+        if alone(c) {
+            if !defer(c) {
+                break;
+            }
+            deferred.push(end);
+        } else {
+            run.push(end);
         }
         end += 1;
     }
-    start..end
+    Wave { run, deferred, end }
+}
+
+/// A wave being fed: where it ends so far, the cases it put off, and how
+/// many of its cases have been handed out and not finished.
+struct Feed {
+    start: usize,
+    end: std::sync::atomic::AtomicUsize,
+    deferred: Mutex<Vec<usize>>,
+    running: std::sync::atomic::AtomicUsize,
+    /// Its first case had to run alone: the wave holds it only.
+    alone: std::sync::atomic::AtomicBool,
+}
+
+impl Feed {
+    fn new(start: usize) -> Feed {
+        Feed { start, end: start.into(), deferred: Mutex::new(Vec::new()), running: 0.into(), alone: false.into() }
+    }
+}
+
+/// Whether a case may join the wave that runs.
+enum Join {
+    Yes,
+    /// It must run alone: the wave ends before it.
+    No,
+    /// Alone only to observe: it runs after the wave.
+    Defer,
 }
 
 /// Whether a case did not pass and the server refused one of its requests
@@ -89,6 +137,88 @@ impl Runner {
         c.exclusive()
             || (c.calls_tools() && !self.calls_read_only(c.revision))
             || (c.calls_input_tool() && !self.input_tool_read_only(c.revision))
+    }
+
+    /// The cases of the wave that starts at `feed.start`, handed out in
+    /// catalogue order as they may join it: the first always; then, while
+    /// revision and scope stay the same, each case that need not run alone
+    /// (a case that runs alone only to observe is put off until after the
+    /// wave). A case that calls tools waits, before it joins, for the
+    /// revision's tools walk that a case of the wave is gathering, so that
+    /// it joins once the walk shows what it would call is read-only; if
+    /// no case of the wave is left that could gather it, it runs alone.
+    /// With `-j 1` every case is a wave of its own.
+    fn feed<'a>(&'a self, cases: &'a [&'a Case], jobs: usize, feed: &'a Feed) -> impl futures_util::Stream<Item = usize> + 'a {
+        use std::sync::atomic::Ordering::SeqCst;
+        let first = cases[feed.start];
+        futures_util::stream::unfold(Some(feed.start), move |next| async move {
+            let mut i = next?;
+            loop {
+                let c = *cases.get(i)?;
+                let join = if i == feed.start {
+                    match self.join(c) {
+                        Some(Join::No) | None if jobs > 1 && !self.deferrable(c) => Join::No,
+                        _ if jobs <= 1 => Join::No,
+                        Some(j) => j,
+                        None => Join::No,
+                    }
+                } else if c.revision != first.revision || c.run_scoped() != first.run_scoped() {
+                    return None;
+                } else {
+                    while self.join(c).is_none() && feed.running.load(SeqCst) > 0 {
+                        tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+                    }
+                    // Asked again once nothing runs: a walk gathered by the
+                    // last case to finish is seen.
+                    self.join(c).unwrap_or(Join::No)
+                };
+                match join {
+                    // The first case of a wave runs, whatever it is; alone,
+                    // the wave holds it only.
+                    Join::No if i == feed.start => {
+                        feed.alone.store(true, SeqCst);
+                        feed.end.store(i + 1, SeqCst);
+                        feed.running.fetch_add(1, SeqCst);
+                        return Some((i, None));
+                    }
+                    Join::No => return None,
+                    Join::Defer => {
+                        if let Ok(mut d) = feed.deferred.lock() {
+                            d.push(i);
+                        }
+                        feed.end.store(i + 1, SeqCst);
+                        i += 1;
+                    }
+                    Join::Yes => {
+                        feed.end.store(i + 1, SeqCst);
+                        feed.running.fetch_add(1, SeqCst);
+                        return Some((i, Some(i + 1)));
+                    }
+                }
+            }
+        })
+    }
+
+    /// Whether a case may join the wave now: None while that depends on a
+    /// tools walk not yet gathered.
+    fn join(&self, c: &Case) -> Option<Join> {
+        if self.sends_nothing(c) {
+            return Some(Join::Yes);
+        }
+        if c.exclusive() {
+            return Some(if self.deferrable(c) { Join::Defer } else { Join::No });
+        }
+        let walk_known = self.facts.get(&c.revision).is_some_and(|f| f.tools_walk_gathered().is_some());
+        if (c.calls_tools() || c.calls_input_tool()) && !walk_known {
+            return None;
+        }
+        Some(if self.alone(c) { Join::No } else { Join::Yes })
+    }
+
+    /// Whether a case that must run alone only observes (it changes
+    /// nothing), so that it may run at the end of its stretch of cases.
+    fn deferrable(&self, c: &Case) -> bool {
+        c.observes_alone() && !self.sends_nothing(c)
     }
 
     /// Whether `run_case` ends a case before it sends anything, on what
@@ -164,85 +294,91 @@ impl Runner {
         self.session.keep_started((cores / 2).clamp(1, 4).min(jobs.max(1)));
         self.session.limit_in_flight(jobs);
         let started: Mutex<Vec<bool>> = Mutex::new(vec![false; cases.len()]);
-        let mut next = 0;
+        // Results wait here until every case before them (in catalogue
+        // order) is in; `due` is the next to hand out.
+        let mut ready: std::collections::BTreeMap<usize, CaseResult> = Default::default();
+        let mut due = 0;
         let mut signal = 0;
         let (mut at, mut count) = (0, 0);
         'waves: while at < cases.len() {
-            // Formed when it starts: what earlier waves gathered (the tools
-            // walk) says whether a case that calls tools may share it.
-            let wave = next_wave(cases, at, jobs, |c| self.alone(c));
-            at = wave.end;
-            let n = count;
-            count += 1;
-            let shared = wave.len() > 1;
-            // Results held back (in order) once one of them must be run
-            // again alone.
-            let mut held: Vec<(usize, CaseResult, bool)> = Vec::new();
-            // Cases start in catalogue order and finish in any; results
-            // wait here until those before them are in.
-            let mut ready: std::collections::BTreeMap<usize, CaseResult> = Default::default();
-            let mut due = wave.start;
-            let mut results = futures_util::stream::iter(wave)
-                .map(|i| {
-                    let started = &started;
-                    async move {
-                        if let Ok(mut s) = started.lock() {
-                            s[i] = true;
+            // The wave grows as it runs (`feed`); the cases it put off run
+            // alone after it, each a wave of its own.
+            let feed = Feed::new(at);
+            let mut groups: Vec<Option<Vec<usize>>> = vec![None];
+            let mut first_group = true;
+            while let Some(group) = groups.pop() {
+                let n = count;
+                count += 1;
+                let is_feed = group.is_none();
+                // Cases refused as busy while others ran, to run again alone.
+                let mut again: Vec<usize> = Vec::new();
+                let indices: futures_util::stream::BoxStream<'_, usize> = match group {
+                    None => Box::pin(self.feed(cases, jobs, &feed)),
+                    Some(g) => Box::pin(futures_util::stream::iter(g)),
+                };
+                let mut results = indices
+                    .map(|i| {
+                        let (started, feed) = (&started, &feed);
+                        async move {
+                            if let Ok(mut s) = started.lock() {
+                                s[i] = true;
+                            }
+                            let mut res = crate::session::with_case_ids(2 * i, self.run_case(cases[i])).await;
+                            res.wave = Some(n);
+                            if is_feed {
+                                feed.running.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+                            }
+                            (i, res)
                         }
-                        let mut res = crate::session::with_case_ids(2 * i, self.run_case(cases[i])).await;
-                        res.wave = Some(n);
-                        (i, res)
-                    }
-                })
-                .buffer_unordered(cases_at_once(jobs));
-            loop {
-                tokio::select! {
-                    biased;
-                    sig = stopped(&mut stop) => {
-                        signal = sig;
-                        break 'waves;
-                    }
-                    r = results.next() => match r {
-                        Some((i, res)) => {
-                            ready.insert(i, res);
-                            while let Some(res) = ready.remove(&due) {
-                                let i = due;
-                                due += 1;
-                                let again = shared && refused_as_busy(&res);
-                                if again || !held.is_empty() {
-                                    held.push((i, res, again));
-                                } else {
-                                    each(i, Ran::Done(Box::new(res)));
-                                    next = i + 1;
+                    })
+                    .buffer_unordered(cases_at_once(jobs));
+                loop {
+                    tokio::select! {
+                        biased;
+                        sig = stopped(&mut stop) => {
+                            signal = sig;
+                            break 'waves;
+                        }
+                        r = results.next() => match r {
+                            Some((i, res)) if is_feed && !feed.alone.load(std::sync::atomic::Ordering::SeqCst) && refused_as_busy(&res) => again.push(i),
+                            Some((i, res)) => {
+                                ready.insert(i, res);
+                                while let Some(res) = ready.remove(&due) {
+                                    each(due, Ran::Done(Box::new(res)));
+                                    due += 1;
                                 }
                             }
-                        }
-                        None => break,
-                    },
+                            None => break,
+                        },
+                    }
                 }
-            }
-            drop(results);
-            // A server that refused a request as busy (HTTP 429/503) while
-            // other cases ran gets that case again with nothing else in
-            // flight, so that the verdict does not depend on -j.
-            for (i, res, again) in held {
-                let res = if again {
+                drop(results);
+                // A server that refused a request as busy (HTTP 429/503) while
+                // other cases ran gets that case again with nothing else in
+                // flight, so that the verdict does not depend on -j.
+                if std::mem::take(&mut first_group) {
+                    at = feed.end.load(std::sync::atomic::Ordering::SeqCst);
+                    let put_off = feed.deferred.lock().map(|d| d.clone()).unwrap_or_default();
+                    groups.extend(put_off.into_iter().rev().map(|i| Some(vec![i])));
+                }
+                again.sort_unstable();
+                for i in again {
                     // A block of its own: ids are never sent twice; and one
                     // request at a time, the case's own included.
                     let serial = self.session.one_at_a_time().await;
                     let mut r = crate::session::with_case_ids(2 * i + 1, self.run_case(cases[i])).await;
                     drop(serial);
                     r.wave = Some(n);
-                    r
-                } else {
-                    res
-                };
-                each(i, Ran::Done(Box::new(res)));
-                next = i + 1;
+                    ready.insert(i, r);
+                    while let Some(res) = ready.remove(&due) {
+                        each(due, Ran::Done(Box::new(res)));
+                        due += 1;
+                    }
+                }
             }
         }
         let started = started.into_inner().unwrap_or_default();
-        for (i, s) in started.iter().enumerate().skip(next) {
+        for (i, s) in started.iter().enumerate().skip(due) {
             each(i, Ran::Stopped { started: *s, signal });
         }
     }

@@ -81,6 +81,14 @@ impl Case {
         self.checks().any(|k| k.calls_tools())
     }
 
+    /// Whether the case must run alone only to observe: every step is a
+    /// check that changes nothing, and one of them watches (see
+    /// `Check::observes`).
+    pub fn observes_alone(&self) -> bool {
+        self.steps.iter().all(|s| matches!(s, Step::Action { check, .. } if !check.exclusive() || check.observes()))
+            && self.checks().any(|k| k.observes())
+    }
+
     /// Whether a step calls the `[input_required]` tool (see
     /// `Check::calls_input_tool`).
     pub fn calls_input_tool(&self) -> bool {
