@@ -10,7 +10,12 @@
 #     second over stdio and HTTP, and time per exchange against a raw
 #     loopback round trip (scripts/rawrtt.py) on the same server;
 #  3. a 10,000-tool list (fixtures/hostile/hostile.py many-tools) walked and
-#     admitted: wall time and peak RSS.
+#     admitted: wall time and peak RSS;
+#  4. the servers of 1 across a network: each behind scripts/delay-proxy.py
+#     adding 10 ms and 40 ms per round trip (and one to a new connection's
+#     first bytes), mcpcert (default -j and -j 1) and the official suite,
+#     beside a floor that does not follow mcpcert's schedule (see bench.py).
+# MCPCERT_BENCH_DELAYS (default "10 40") sets the delays in milliseconds.
 # Each measurement is repeated $MCPCERT_BENCH_REPS times (default 3); the
 # median is reported. mcpcert is a release build. Prints a Markdown table and
 # keeps it in docs/bench.md. Raw figures: reports/bench/.
@@ -78,6 +83,41 @@ mkdir -p "$b/many"
 for i in $(seq 1 "$reps"); do
   timed "$b/many/run.$i.time" "$M" run --stdio "python3 fixtures/hostile/hostile.py many-tools 10000" tools/ \
     --json "$b/many/run.$i.json" --junit "$b/many/junit.xml" --html "$b/many/report.html"
+done
+
+# 4. the same HTTP servers across a network: behind a loopback proxy that
+# adds latency to every round trip
+delays=${MCPCERT_BENCH_DELAYS:-10 40}
+for s in refserver:2026-07-28 fastmcp:2026-07-28 rmcp:2026-07-28 server-everything:2025-11-25; do
+  name=${s%%:*} rev=${s#*:}
+  start_http "$name" "$b" || exit 1
+  hostport=${url#http://}
+  hostport=${hostport%%/*}
+  path=/${url#http://*/}
+  for d in $delays; do
+    o=$b/latency/$name-$d
+    mkdir -p "$o"
+    setsid python3 scripts/delay-proxy.py 0 "$hostport" "$d" >"$o/proxy.log" 2>&1 &
+    proxy=$!
+    pids="$pids $proxy"
+    for _ in $(seq 1 50); do grep -q listening "$o/proxy.log" && break; sleep 0.1; done
+    purl=http://$(awk '/listening on/ {print $3}' "$o/proxy.log")$path
+    for i in $(seq 1 "$reps"); do
+      PATH="$node24:$PATH" timed "$o/official.$i.time" \
+        "$official" server --url "$purl" --suite all --spec-version "$rev" -o "$o/official.$i"
+      timed "$o/mcpcert.$i.time" "$M" run --http "$purl" "${args[@]}" --revision "$rev" \
+        --json "$o/mcpcert.$i.json" --junit "$o/junit.xml" --html "$o/report.html"
+      timed "$o/mcpcert-j1.$i.time" "$M" run --http "$purl" "${args[@]}" --revision "$rev" -j 1 \
+        --json "$o/mcpcert-j1.$i.json" --junit "$o/junit-j1.xml" --html "$o/report-j1.html"
+    done
+    if [ "$rev" = 2026-07-28 ]; then
+      python3 scripts/rawrtt.py --http "$purl" 30 >"$o/raw.txt"
+    else
+      python3 scripts/rawrtt.py --http-2025 "$purl" 30 >"$o/raw.txt"
+    fi
+    kill -9 -- -"$proxy" 2>/dev/null
+    echo "bench: $name at $d ms done" >&2
+  done
 done
 
 mkdir -p docs

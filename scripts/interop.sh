@@ -17,8 +17,11 @@
 # its own, and the start-up timeout must measure the servers); then
 # `mcpcert diff --any-change` against fixtures/interop/expected/<name>.txt
 # (any difference fails the script; MCPCERT_UPDATE_EXPECTED=1 rewrites the
-# files from the run); each set-up runs with -j 8 and again with -j 1, both
-# with the load check (--load 8), and the two must give the same verdicts; and for each server `mcpcert lint` must agree with the
+# files from the run); each set-up runs with the default -j and again with
+# -j 1, both with the load check (--load 8), and the two must give the same
+# verdicts; each HTTP set-up runs twice more behind scripts/delay-proxy.py
+# (10 ms added per round trip), with the default -j and -j 1, and must give
+# the verdicts it gets on loopback; and for each server `mcpcert lint` must agree with the
 # run on its tools. Reports go to reports/interop/ (matrix.html, junit.xml,
 # <name>/). The HTTP servers' process groups are killed at exit.
 set -uo pipefail
@@ -30,13 +33,18 @@ say() { printf '%s\n' "$*"; }
 
 # --- the targets ------------------------------------------------------------
 out=reports/interop
-rm -rf "$out" "$out-j1"
+rm -rf "$out" "$out-j1" "$out-delay" "$out-delay-j1"
 mkdir -p "$out"
 targets=$out/targets.toml
 : >"$targets"
+# The HTTP set-ups again, each behind scripts/delay-proxy.py adding 10 ms per
+# round trip: a server across a network.
+delayed=$out/targets-delay.toml
+: >"$delayed"
 q() { python3 -c 'import json, sys; print(json.dumps(sys.argv[1]))' "$1"; }
-# add_target NAME command|url VALUE [MCPCERT OPTIONS...]: a [[target]] table;
-# --config FILE becomes its config (absolute: the file lives in reports/).
+# add_target NAME command|url VALUE [MCPCERT OPTIONS...]: a [[target]] table
+# (in $into, default $targets); --config FILE becomes its config (absolute:
+# the file lives in reports/).
 add_target() {
   local name=$1 kind=$2 value=$3 cfg="" extra=() sep="" a
   shift 3
@@ -52,7 +60,7 @@ add_target() {
       printf ']\n'
     fi
     printf '\n'
-  } >>"$targets"
+  } >>"${into:-$targets}"
 }
 add_target mcp-server-time command 'mcp-server-time --local-timezone UTC'
 add_target fastmcp-stdio command 'fastmcp run fixtures/interop/fastmcp_server.py --transport stdio --no-banner' \
@@ -84,17 +92,38 @@ for server in fastmcp server-everything rmcp corpus-everything-2025-06 corpus-mc
     # request comes next fails (docs/interop-corpus.md): that case is skipped.
     [ "$server" = corpus-mcp-1.3 ] && args+=(--skip lifecycle/unknown-method)
     add_target "$server-http" url "$url" "${args[@]}"
+    hostport=${url#http://}
+    hostport=${hostport%%/*}
+    setsid python3 scripts/delay-proxy.py 0 "$hostport" 10 >"$out/proxy-$server.log" 2>&1 &
+    pids="$pids $!"
+    for _ in $(seq 1 50); do grep -q listening "$out/proxy-$server.log" && break; sleep 0.1; done
+    into=$delayed add_target "$server-http" url "http://$(awk '/listening on/ {print $3}' "$out/proxy-$server.log")/${url#http://*/}" "${args[@]}"
   else status=1; fi
 done
 
 # --- the runs, the verdicts, lint ----------------------------------------------
 jobs=${MCPCERT_INTEROP_JOBS:-$(if [ "$(nproc)" -le 2 ]; then echo 2; else echo 4; fi)}
-"$m" matrix "$targets" -j "$jobs" --out "$out" -- -j 8 --load 8
+"$m" matrix "$targets" -j "$jobs" --out "$out" -- --load 8
 [ -s "$out/matrix.json" ] || { say "interop: no matrix.json"; exit 1; }
 # The same set-ups with one case at a time: the verdicts must not change.
 "$m" matrix "$targets" -j "$jobs" --out "$out-j1" -- -j 1 --load 8 >"$out-j1.log" 2>&1
-say "verdicts with -j 1 against -j 8:"
+say "verdicts with -j 1 against the default -j:"
 "$m" diff "$out-j1" "$out" --any-change | sed "s/^/  /"
+[ "${PIPESTATUS[0]}" = 0 ] || status=1
+# The HTTP set-ups 10 ms away, with the default -j and with -j 1: the
+# verdicts must be those of the run on loopback.
+"$m" matrix "$delayed" -j "$jobs" --out "$out-delay" -- --load 8 >"$out-delay.log" 2>&1
+"$m" matrix "$delayed" -j "$jobs" --out "$out-delay-j1" -- -j 1 --load 8 >"$out-delay-j1.log" 2>&1
+say "verdicts 10 ms away, -j 1 against the default -j:"
+"$m" diff "$out-delay-j1" "$out-delay" --any-change | sed "s/^/  /"
+[ "${PIPESTATUS[0]}" = 0 ] || status=1
+say "verdicts 10 ms away against those on loopback:"
+mkdir -p "$out-delay/loopback"
+for v in "$out-delay"/*/verdicts.txt; do
+  name=$(basename "$(dirname "$v")")
+  cp "$out/$name/verdicts.txt" "$out-delay/loopback/$name.txt"
+done
+"$m" diff "$out-delay/loopback" "$out-delay" --any-change | sed "s/^/  /"
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
 if [ -n "${MCPCERT_UPDATE_EXPECTED:-}" ]; then
   for v in "$out"/*/verdicts.txt; do

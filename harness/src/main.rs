@@ -221,9 +221,10 @@ struct RunArgs {
     /// [load]: connections, requests, seconds). Off by default.
     #[arg(long, value_name = "N")]
     load: Option<usize>,
-    /// How many cases run at once (default: the number of CPUs, at least
-    /// 4). Cases that change the server's state run alone; -j 1 is the
-    /// serial run. Verdicts and report order do not depend on it.
+    /// The most requests in flight at once (default: 32 over HTTP; over
+    /// stdio the number of CPUs, at least 4); cases run four per request.
+    /// Cases that change the server's state run alone; -j 1 is the serial
+    /// run. Verdicts and report order do not depend on it.
     #[arg(short = 'j', long, value_name = "N")]
     jobs: Option<usize>,
     /// Time allowed for the server's first answer, in milliseconds.

@@ -289,3 +289,67 @@ fn a_request_unanswered_in_time_under_load_is_an_error_not_a_failure() {
     assert_eq!(c["verdict"], "error", "{c}");
     assert!(c["message"].as_str().unwrap().contains("no proof the server dropped them"), "{c}");
 }
+
+/// A loopback proxy that adds `ms` to every round trip (scripts/delay-proxy.py),
+/// killed when dropped; None when python3 cannot run it.
+struct Delay(std::process::Child, String);
+
+impl Drop for Delay {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn delay(target_url: &str, ms: u32) -> Option<Delay> {
+    use std::io::BufRead;
+    let authority = target_url.trim_start_matches("http://").split('/').next()?.to_string();
+    let path = target_url.trim_start_matches("http://").split_once('/').map(|(_, p)| p).unwrap_or("");
+    let mut child = std::process::Command::new("python3")
+        .arg(workspace_root().join("scripts/delay-proxy.py"))
+        .args(["0", &authority, &ms.to_string()])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .ok()?;
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take()?).read_line(&mut line).ok()?;
+    let at = line.trim().strip_prefix("listening on ")?.to_string();
+    Some(Delay(child, format!("http://{at}/{path}")))
+}
+
+/// A server 10 ms away gets the verdicts it gets on loopback, with the
+/// default -j and with -j 1: the scheduler's waves and the checks' requests
+/// sent together do not depend on how long answers take.
+#[test]
+fn verdicts_across_a_network_are_those_of_loopback() {
+    let server = start_http(&["--era".into(), "dual".into(), "--fixtures".into(), "--sse".into()]);
+    let Some(proxy) = delay(&server.url, 10) else {
+        eprintln!("python3 could not start scripts/delay-proxy.py: skipped");
+        return;
+    };
+    let run = |url: &str, j: Option<&str>, name: &str| {
+        let dir = outdir(&format!("concurrency-delay-{name}"));
+        let mut cmd = mcpcert();
+        cmd.args(["run", "--http", url, "--allowed-origin", "http://localhost"]);
+        if let Some(j) = j {
+            cmd.args(["-j", j]);
+        }
+        report_args(&mut cmd, &dir);
+        cmd.output().unwrap();
+        report(&dir)["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| (c["id"].as_str().unwrap().to_string(), c["verdict"].as_str().unwrap().to_string()))
+            .collect::<Vec<_>>()
+    };
+    let here = run(&server.url, None, "loopback");
+    let away = run(&proxy.1, None, "default");
+    let away_one = run(&proxy.1, Some("1"), "j1");
+    assert!(here.len() > 200 && here.iter().filter(|(_, v)| v == "pass").count() > 100, "the run judged the server");
+    for (name, other) in [("10 ms away", &away), ("10 ms away, -j 1", &away_one)] {
+        let diff: Vec<String> =
+            here.iter().zip(other).filter(|(a, b)| a != b).map(|(a, b)| format!("{}: loopback {} / {name} {}", a.0, a.1, b.1)).collect();
+        assert!(diff.is_empty(), "verdicts differ:\n{}", diff.join("\n"));
+    }
+}

@@ -1,15 +1,22 @@
 //! Cases run concurrently, results in catalogue order.
 //!
 //! The catalogue is cut into waves: a run of consecutive cases of one
-//! revision that may overlap, up to `jobs` at a time; a case that must run
-//! alone (it changes what other requests see, or judges timing) is a wave of
-//! its own; and the whole-run audits of a revision (which the catalogue puts
+//! revision that may overlap (four cases per request allowed in flight; at
+//! most `jobs` requests in flight over the whole run). A case runs alone, a
+//! wave of its own, when it changes or may change what other requests see:
+//! it says so (a trigger, `logging/setLevel` on a shared session, a DELETE,
+//! a check that judges timing), or it calls tools and the tools walk does
+//! not show every tool it may call `readOnlyHint: true`. A wave grows as it
+//! runs: such a case waits, before it joins, for the walk a case of the wave
+//! is gathering. A case alone only to observe (nothing else may list while
+//! it walks twice) is put off to the end of its stretch, so that it does not
+//! split it. The whole-run audits of a revision (which the catalogue puts
 //! after its other cases) form a wave after all of them, so that they judge
 //! all of its traffic. Waves run one after another, so the server's state
 //! changes at the same points as in a serial run, and shared facts are
 //! gathered once whichever case asks first. `jobs = 1` is the serial run.
 //! A case that did not pass because the server refused a request as busy
-//! (HTTP 429/503) while others ran is run again alone.
+//! (HTTP 429/503) is run again with one request in flight at a time.
 
 use super::Runner;
 use crate::record::CaseResult;
@@ -90,13 +97,11 @@ struct Feed {
     end: std::sync::atomic::AtomicUsize,
     deferred: Mutex<Vec<usize>>,
     running: std::sync::atomic::AtomicUsize,
-    /// Its first case had to run alone: the wave holds it only.
-    alone: std::sync::atomic::AtomicBool,
 }
 
 impl Feed {
     fn new(start: usize) -> Feed {
-        Feed { start, end: start.into(), deferred: Mutex::new(Vec::new()), running: 0.into(), alone: false.into() }
+        Feed { start, end: start.into(), deferred: Mutex::new(Vec::new()), running: 0.into() }
     }
 }
 
@@ -176,7 +181,6 @@ impl Runner {
                     // The first case of a wave runs, whatever it is; alone,
                     // the wave holds it only.
                     Join::No if i == feed.start => {
-                        feed.alone.store(true, SeqCst);
                         feed.end.store(i + 1, SeqCst);
                         feed.running.fetch_add(1, SeqCst);
                         return Some((i, None));
@@ -340,7 +344,10 @@ impl Runner {
                             break 'waves;
                         }
                         r = results.next() => match r {
-                            Some((i, res)) if is_feed && !feed.alone.load(std::sync::atomic::Ordering::SeqCst) && refused_as_busy(&res) => again.push(i),
+                            // With -j above 1 a case's own requests may go
+                            // together too: one refused as busy runs again
+                            // sending one at a time, as -j 1 would.
+                            Some((i, res)) if jobs > 1 && refused_as_busy(&res) => again.push(i),
                             Some((i, res)) => {
                                 ready.insert(i, res);
                                 while let Some(res) = ready.remove(&due) {
