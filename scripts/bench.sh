@@ -116,6 +116,7 @@ for s in refserver:2026-07-28 fastmcp:2026-07-28 rmcp:2026-07-28 server-everythi
       python3 scripts/rawrtt.py --http-2025 "$purl" 30 >"$o/raw.txt"
     fi
     kill -9 -- -"$proxy" 2>/dev/null
+    wait "$proxy" 2>/dev/null
     echo "bench: $name at $d ms done" >&2
   done
 done

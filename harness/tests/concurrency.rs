@@ -21,7 +21,7 @@ fn waves_keep_state_changers_alone_and_audits_last() {
     assert_eq!(flat, (0..cases.len()).collect::<Vec<_>>());
     for r in &w {
         let members: Vec<&Case> = r.iter().map(|&i| cases[i]).collect();
-        if members.iter().any(|c| c.exclusive() || c.calls_tools() || c.calls_input_tool()) {
+        if members.iter().any(|c| c.exclusive() || c.calls_tools() || c.calls_input_tool() || c.calls_trigger()) {
             assert_eq!(
                 members.len(),
                 1,
@@ -38,7 +38,7 @@ fn waves_keep_state_changers_alone_and_audits_last() {
     let pos = |i: usize| order.iter().position(|&x| x == i).unwrap();
     let det = cases.iter().position(|c| c.id == "2026-07-28/tools/list-deterministic-order").unwrap();
     assert!(pos(det) > pos(det + 1), "the order check is put off past the case after it");
-    let alone_static = |c: &Case| (c.exclusive() || c.calls_tools() || c.calls_input_tool()) && !c.observes_alone();
+    let alone_static = |c: &Case| (c.exclusive() || c.calls_tools() || c.calls_input_tool() || c.calls_trigger()) && !c.observes_alone();
     let next_alone = (det + 1..cases.len()).find(|&j| alone_static(cases[j])).unwrap();
     assert!(pos(det) < pos(next_alone), "and no further than the next case that runs alone");
     // An audit's wave comes after every other case of its revision.
@@ -48,8 +48,11 @@ fn waves_keep_state_changers_alone_and_audits_last() {
     // Some waves really overlap, and the state changers are those expected.
     assert!(w.iter().any(|r| r.len() >= 8), "cases run concurrently");
     // (with no tools walk known, a case that calls tools runs alone too)
-    let alone: Vec<&str> =
-        cases.iter().filter(|c| c.exclusive() || c.calls_tools() || c.calls_input_tool()).map(|c| c.id.as_str()).collect();
+    let alone: Vec<&str> = cases
+        .iter()
+        .filter(|c| c.exclusive() || c.calls_tools() || c.calls_input_tool() || c.calls_trigger())
+        .map(|c| c.id.as_str())
+        .collect();
     for id in [
         "2026-07-28/subscriptions/list-changed-delivered",
         "2025-11-25/conformance/logging-set-level",
@@ -352,4 +355,35 @@ fn verdicts_across_a_network_are_those_of_loopback() {
             here.iter().zip(other).filter(|(a, b)| a != b).map(|(a, b)| format!("{}: loopback {} / {name} {}", a.0, a.1, b.1)).collect();
         assert!(diff.is_empty(), "verdicts differ:\n{}", diff.join("\n"));
     }
+}
+
+/// The reference server's tools all say readOnlyHint (but the trigger and
+/// the input tool): the cases that call them share a wave with the walk's
+/// and the header cases, the order check runs after that wave (alone), and
+/// the input_required cases (their tool is not read-only) each run alone.
+#[test]
+fn read_only_calls_share_a_wave_and_state_changers_do_not() {
+    let server = start_http(&["--era".into(), "modern".into()]);
+    let dir = outdir("concurrency-waves");
+    let mut cmd = mcpcert();
+    cmd.args(["run", "--http", &server.url, "--allowed-origin", "http://localhost", "--config"]);
+    cmd.arg(workspace_root().join("fixtures/refserver/mcpcert.toml"));
+    cmd.env("REFSERVER_ANALYST_TOKEN", "Bearer analyst-token").env("REFSERVER_OPERATOR_TOKEN", "Bearer operator-token");
+    report_args(&mut cmd, &dir);
+    cmd.output().unwrap();
+    let rep = report(&dir);
+    let wave = |id: &str| {
+        let c = rep["cases"].as_array().unwrap().iter().find(|c| c["id"] == id).unwrap_or_else(|| panic!("{id}"));
+        c["wave"].as_u64().unwrap_or_else(|| panic!("{id} has a wave: {c}"))
+    };
+    let walk = wave("2026-07-28/tools/list-walk");
+    for id in ["2026-07-28/tools/call-content", "2026-07-28/headers/name-missing", "2026-07-28/headers/param-round-trip"] {
+        assert_eq!(wave(id), walk, "{id} runs with the walk");
+    }
+    let order = wave("2026-07-28/tools/list-deterministic-order");
+    assert!(order > walk, "the order check runs after the wave it sits in");
+    let (a, b) = (wave("2026-07-28/input-required/retry"), wave("2026-07-28/input-required/tampered-state"));
+    assert!(a > order && b > a, "each input_required case runs alone, after the order check");
+    let alone = rep["cases"].as_array().unwrap().iter().filter(|c| c["wave"].as_u64() == Some(a)).count();
+    assert_eq!(alone, 1, "alone");
 }

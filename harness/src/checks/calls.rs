@@ -48,7 +48,9 @@ pub enum CallKind {
 pub struct Calls {
     pub records: Vec<CallRecord>,
     /// Tools not called, with the reason.
-    pub skipped: Vec<String>,
+    /// Why each tool not called was not (shared, not copied: a list can
+    /// hold thousands of tools).
+    pub skipped: std::sync::Arc<Vec<String>>,
     /// How the tools walk ended, if not at its end.
     pub walk_problem: Option<String>,
 }
@@ -66,10 +68,29 @@ impl Calls {
 }
 
 /// Make the calls (the `Facts::tool_calls` fact).
-pub async fn gather(cx: &Cx<'_>) -> Result<Calls, String> {
+/// The valid calls (and configured error calls) of every tool the policy
+/// allows, sent; the negative probes planned (their requests made), not
+/// sent: `with_negatives` sends them. Cases that need a working call (the
+/// header probes' targets) wait for this part only.
+pub struct ValidCalls {
+    calls: Calls,
+    by_tool: Vec<Vec<CallRecord>>,
+    planned: Vec<Vec<Planned>>,
+    width: usize,
+}
+
+impl ValidCalls {
+    /// The records so far: every tool's valid and error calls.
+    pub fn records(&self) -> impl Iterator<Item = &CallRecord> {
+        self.by_tool.iter().flatten()
+    }
+}
+
+pub async fn gather(cx: &Cx<'_>) -> Result<ValidCalls, String> {
     let w = cx.facts.tools_walk(cx).await?;
     let verdicts = cx.facts.tool_verdicts(cx, &w);
     let mut calls = Calls { walk_problem: w.partial(), ..Default::default() };
+    let mut skipped = Vec::new();
     let mut called = 0usize;
     let max = cx.policy.max_tools_called;
     let mut planned: Vec<Vec<Planned>> = Vec::new();
@@ -77,19 +98,19 @@ pub async fn gather(cx: &Cx<'_>) -> Result<Calls, String> {
     for (i, tool) in w.items.iter().enumerate() {
         let Some(name) = tool.get("name").and_then(|n| n.as_str()).map(String::from) else { continue };
         if let Err(why) = cx.policy.call_allowed(tool, &name) {
-            calls.skipped.push(format!("{name}: {why}"));
+            skipped.push(format!("{name}: {why}"));
             continue;
         }
         if called >= max {
-            calls.skipped.push(format!("{name}: over the limit of {max} tools called ([calls] max_tools)"));
+            skipped.push(format!("{name}: over the limit of {max} tools called ([calls] max_tools)"));
             continue;
         }
         let Some(schema) = tool.get("inputSchema").filter(|s| s.is_object()) else {
-            calls.skipped.push(format!("{name}: no usable inputSchema"));
+            skipped.push(format!("{name}: no usable inputSchema"));
             continue;
         };
         if verdicts[i].findings.iter().any(|f| f.rule == Rule::XMcpHeader && f.weight.rejects()) {
-            calls.skipped.push(format!("{name}: a client must drop it (bad x-mcp-header), so it is not called"));
+            skipped.push(format!("{name}: a client must drop it (bad x-mcp-header), so it is not called"));
             continue;
         }
         called += 1;
@@ -101,7 +122,7 @@ pub async fn gather(cx: &Cx<'_>) -> Result<Calls, String> {
             None => match synth_valid(schema) {
                 Some(a) => Some(a),
                 None => {
-                    calls.skipped.push(format!(
+                    skipped.push(format!(
                         "{name}: no valid arguments could be made from its inputSchema; name them in the config ([tools.{name}] arguments)"
                     ));
                     None
@@ -181,13 +202,20 @@ pub async fn gather(cx: &Cx<'_>) -> Result<Calls, String> {
     for records in done {
         by_tool.push(records.map_err(|e| e.to_string())?);
     }
+    calls.skipped = std::sync::Arc::new(skipped);
+    Ok(ValidCalls { calls, by_tool, planned, width })
+}
+
+/// Every call: the valid ones, then the negative probes sent.
+pub async fn with_negatives(cx: &Cx<'_>, v: &ValidCalls) -> Result<Calls, String> {
+    let (mut calls, mut by_tool, planned, width) = (v.calls.clone(), v.by_tool.clone(), &v.planned, v.width);
     // The calls with arguments that break the schema (negative probes), on
     // the connection the negative probes share, not the main one; not for a
     // tool whose valid call got no answer. Sent as the valid calls were (at
     // once when every tool called is read-only), judged in catalogue order.
     let negatives: Vec<(usize, &Planned)> = by_tool
         .iter()
-        .zip(&planned)
+        .zip(planned)
         .enumerate()
         .filter(|(_, (records, _))| records.last().is_none_or(|r| r.ex.error.is_none()))
         .flat_map(|(t, (_, calls_of_tool))| calls_of_tool.iter().filter(|p| p.kind == CallKind::Invalid).map(move |p| (t, p)))

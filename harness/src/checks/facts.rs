@@ -40,6 +40,7 @@ pub struct Facts {
     tools_kept: OnceLock<Arc<Walk>>,
     verdicts: OnceLock<Arc<Vec<ToolVerdict>>>,
     calls: OnceCell<Fact<Calls>>,
+    valid_calls: OnceCell<Fact<calls::ValidCalls>>,
     listens: OnceCell<Fact<ListenPair>>,
     /// A subscriptions/listen the server answered -32601 (method not
     /// found): the other listen cases judge that answer instead of asking
@@ -120,7 +121,21 @@ impl Facts {
     /// with arguments that break its inputSchema, and once with configured
     /// error arguments.
     pub async fn tool_calls(&self, cx: &Cx<'_>) -> Fact<Calls> {
-        self.calls.get_or_init(|| fact_ids(cx, CALLS, async { calls::gather(&cx.shared(CALLS)).await.map(Arc::new) })).await.clone()
+        self.calls
+            .get_or_init(|| {
+                fact_ids(cx, CALLS, async {
+                    let valid = self.valid_calls(cx).await?;
+                    calls::with_negatives(&cx.shared(CALLS), &valid).await.map(Arc::new)
+                })
+            })
+            .await
+            .clone()
+    }
+
+    /// The valid calls of `tool_calls` alone, before its negative probes
+    /// are sent (a case that needs a working call waits for these only).
+    pub async fn valid_calls(&self, cx: &Cx<'_>) -> Fact<calls::ValidCalls> {
+        self.valid_calls.get_or_init(|| fact_ids(cx, CALLS, async { calls::gather(&cx.shared(CALLS)).await.map(Arc::new) })).await.clone()
     }
 
     /// The subscriptions with an empty filter and with `toolsListChanged`,

@@ -197,30 +197,33 @@ impl Check for ToolsOrderStable {
         let mut out = Outcome::default();
         // The two walks go at once (over stdio, one after the other on the
         // main process), each with ids of its own; nothing else lists
-        // meanwhile.
-        let both = futures_util::future::join(
-            crate::session::with_part_ids(0, cx.walk_main(ListMethod::Tools)),
-            crate::session::with_part_ids(1, cx.walk_main(ListMethod::Tools)),
-        )
-        .await;
+        // meanwhile. Of each, only its names and transcript are kept (a
+        // list can hold thousands of tools).
+        let seen = |part: usize| {
+            crate::session::with_part_ids(part, async move {
+                cx.walk_main(ListMethod::Tools).await.map(|w| (w.transcript(&[]), w.names(), w.partial()))
+            })
+        };
+        let both = futures_util::future::join(seen(0), seen(1)).await;
         let mut walks = Vec::new();
         for w in [both.0, both.1] {
             match w {
-                Ok(w) => {
-                    out.exchanges.extend(w.transcript(&[]));
-                    walks.push(w);
+                Ok((transcript, names, partial)) => {
+                    out.exchanges.extend(transcript);
+                    walks.push((names, partial));
                 }
                 Err(e) => return out.with_error(e.to_string()),
             }
         }
         // Orders compare only when the lists are whole.
-        if let Some(p) = first.partial().or(walks[0].partial()).or(walks[1].partial()) {
+        if let Some(p) = first.partial().or(walks[0].1.clone()).or(walks[1].1.clone()) {
             out.incomplete(&p);
             return out;
         }
+        let shared = first.names();
         let pairs = [
-            ("the shared walk and the first of this case's", &first.names(), &walks[0].names()),
-            ("this case's two walks, with nothing between them,", &walks[0].names(), &walks[1].names()),
+            ("the shared walk and the first of this case's", &shared, &walks[0].0),
+            ("this case's two walks, with nothing between them,", &walks[0].0, &walks[1].0),
         ];
         for (which, a, b) in pairs {
             if a == b {

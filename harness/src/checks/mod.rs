@@ -20,7 +20,7 @@ mod follow;
 mod headers;
 mod input_required;
 mod lifecycle;
-mod listen;
+pub(crate) mod listen;
 mod lists;
 mod load;
 mod mrtr;
@@ -351,6 +351,13 @@ pub trait Check: DeserializeOwned + std::fmt::Debug + Send + Sync + 'static {
         false
     }
 
+    /// Whether it may call the `[subscriptions]` trigger (or the fixture
+    /// that changes the tool set): such a case runs alone when there is a
+    /// trigger to call.
+    fn calls_trigger(&self) -> bool {
+        false
+    }
+
     fn run(&self, cx: &Cx<'_>) -> impl Future<Output = Outcome> + Send;
 }
 
@@ -363,6 +370,7 @@ pub trait DynCheck: std::fmt::Debug + Send + Sync {
     fn calls_tools(&self) -> bool;
     fn calls_input_tool(&self) -> bool;
     fn observes(&self) -> bool;
+    fn calls_trigger(&self) -> bool;
     fn run<'a>(&'a self, cx: &'a Cx<'a>) -> BoxFuture<'a, Outcome>;
 }
 
@@ -387,6 +395,9 @@ impl<T: Check> DynCheck for T {
     }
     fn observes(&self) -> bool {
         Check::observes(self)
+    }
+    fn calls_trigger(&self) -> bool {
+        Check::calls_trigger(self)
     }
     fn run<'a>(&'a self, cx: &'a Cx<'a>) -> BoxFuture<'a, Outcome> {
         Box::pin(Check::run(self, cx))

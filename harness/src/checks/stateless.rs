@@ -3,8 +3,9 @@
 //! is followed, on the same connection (or process), by valid requests that
 //! a fresh connection answered first; every answer after a malformed
 //! request must have the shape it had on the fresh connection. Over HTTP
-//! each malformed request gets a connection per valid request after it,
-//! all at once; over stdio one process takes them in turn. A server that
+//! each malformed request and the valid ones after it get a connection of
+//! their own, all malformed requests at once; over stdio one process takes
+//! them in turn. A server that
 //! takes a malformed request as a sign of another kind of client (and
 //! answers differently from then on) breaks this rule: the case names the
 //! request after which the answers changed.
@@ -76,27 +77,14 @@ impl Check for StatelessAfterMalformed {
         // baseline (the valid requests on a connection that saw nothing
         // else), and after each malformed request the valid ones again.
         let base: Vec<(String, Value)> = valid.iter().map(|(m, p)| (format!("{m} on a fresh {noun}"), cx.request(m, p.clone()))).collect();
-        // Over HTTP each malformed request is followed by one valid request
-        // on a connection of their own (a copy of it per valid request),
-        // all pairs at once; over stdio one process takes each malformed
-        // request and all the valid ones after it, one after another (a
-        // process each would cost a start each, and a pipe has no round
-        // trip to hide).
+        // Each malformed request is followed by all the valid ones, on one
+        // connection: over HTTP each malformed request on a connection of
+        // its own, all at once; over stdio one process takes them all, one
+        // after another (a process each would cost a start each, and a pipe
+        // has no round trip to hide).
         let http = cx.transport() == crate::record::Transport::Http;
-        let mut probes: Vec<(&str, Value, Vec<usize>)> = Vec::new();
-        for (what, bad) in &malformed {
-            if http {
-                for j in 0..valid.len() {
-                    let mut b = bad.clone();
-                    if j > 0 {
-                        b["id"] = cx.session.next_id();
-                    }
-                    probes.push((what, b, vec![j]));
-                }
-            } else {
-                probes.push((what, bad.clone(), (0..valid.len()).collect()));
-            }
-        }
+        let probes: Vec<(&str, Value, Vec<usize>)> =
+            malformed.iter().map(|(what, bad)| (*what, bad.clone(), (0..valid.len()).collect())).collect();
         let after: Vec<Vec<(String, Value)>> = probes
             .iter()
             .map(|(what, bad, js)| {

@@ -34,7 +34,7 @@ impl Check for SubscriptionProbe {
     const ABOUT: &'static str = "one rule (`check`) of subscriptions/listen; list-changed needs the trigger tool of [subscriptions]";
     const REVISIONS: &'static [Revision] = &Revision::STATELESS;
 
-    fn exclusive(&self) -> bool {
+    fn calls_trigger(&self) -> bool {
         // The shared trigger listens run the trigger, which changes the
         // tool set; the acknowledgment case opens its own listens and runs
         // nothing.

@@ -41,7 +41,13 @@ pub fn waves(cases: &[&Case], jobs: usize) -> Vec<Vec<usize>> {
     let mut out = Vec::new();
     let mut start = 0;
     while start < cases.len() {
-        let w = next_wave(cases, start, jobs, |c| c.exclusive() || c.calls_tools() || c.calls_input_tool(), |c| c.observes_alone());
+        let w = next_wave(
+            cases,
+            start,
+            jobs,
+            |c| c.exclusive() || c.calls_tools() || c.calls_input_tool() || c.calls_trigger(),
+            |c| c.observes_alone(),
+        );
         start = w.end;
         out.push(w.run);
         out.extend(w.deferred.into_iter().map(|i| vec![i]));
@@ -142,6 +148,26 @@ impl Runner {
         c.exclusive()
             || (c.calls_tools() && !self.calls_read_only(c.revision))
             || (c.calls_input_tool() && !self.input_tool_read_only(c.revision))
+            || (c.calls_trigger() && self.trigger_known(c.revision) != Some(false))
+    }
+
+    /// Whether there is a tool-set trigger to call: one in the config (not
+    /// also forbidden by it), or the conformance fixture the gathered tools
+    /// walk lists (or any, under `--requirements`); None while that depends
+    /// on a walk not yet gathered.
+    fn trigger_known(&self, rev: crate::wire::Revision) -> Option<bool> {
+        use crate::checks::listen::FIXTURE_TRIGGER;
+        if let Some(t) = &self.policy.listen_trigger {
+            return Some(self.policy.forbids(&t.tool).is_none());
+        }
+        if !self.policy.call_fixtures || self.policy.forbids(FIXTURE_TRIGGER).is_some() {
+            return Some(false);
+        }
+        if self.policy.requirements {
+            return Some(true);
+        }
+        let w = self.facts.get(&rev).and_then(|f| f.tools_walk_gathered())?;
+        Some(w.items.iter().any(|t| t.get("name").and_then(|n| n.as_str()) == Some(FIXTURE_TRIGGER)))
     }
 
     /// The cases of the wave that starts at `feed.start`, handed out in
@@ -213,7 +239,7 @@ impl Runner {
             return Some(if self.deferrable(c) { Join::Defer } else { Join::No });
         }
         let walk_known = self.facts.get(&c.revision).is_some_and(|f| f.tools_walk_gathered().is_some());
-        if (c.calls_tools() || c.calls_input_tool()) && !walk_known {
+        if (c.calls_tools() || c.calls_input_tool() || (c.calls_trigger() && self.trigger_known(c.revision).is_none())) && !walk_known {
             return None;
         }
         Some(if self.alone(c) { Join::No } else { Join::Yes })
@@ -335,7 +361,7 @@ impl Runner {
                             (i, res)
                         }
                     })
-                    .buffer_unordered(cases_at_once(jobs));
+                    .buffer_unordered(cases_at_once(jobs, self.session.transport()));
                 loop {
                     tokio::select! {
                         biased;
@@ -391,10 +417,15 @@ impl Runner {
     }
 }
 
-/// How many cases of a wave run at once: `-j 1` one; otherwise four per
+/// How many cases of a wave run at once: `-j 1` one; over HTTP four per
 /// request allowed in flight, since most cases spend most of their time
-/// waiting for a shared fact or an answer, not sending (the requests stay
-/// within `-j`).
-fn cases_at_once(jobs: usize) -> usize {
-    if jobs <= 1 { 1 } else { jobs * 4 }
+/// waiting for a shared fact or an answer across the network, not sending
+/// (the requests stay within `-j`); over stdio, where an answer is a pipe
+/// away, `-j` (more cases at once would only hold more in memory).
+fn cases_at_once(jobs: usize, transport: crate::record::Transport) -> usize {
+    match transport {
+        _ if jobs <= 1 => 1,
+        crate::record::Transport::Http => jobs * 4,
+        crate::record::Transport::Stdio => jobs,
+    }
 }

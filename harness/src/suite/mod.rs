@@ -89,6 +89,12 @@ impl Case {
             && self.checks().any(|k| k.observes())
     }
 
+    /// Whether a step may call the tool-set trigger (see
+    /// `Check::calls_trigger`).
+    pub fn calls_trigger(&self) -> bool {
+        self.checks().any(|k| k.calls_trigger())
+    }
+
     /// Whether a step calls the `[input_required]` tool (see
     /// `Check::calls_input_tool`).
     pub fn calls_input_tool(&self) -> bool {

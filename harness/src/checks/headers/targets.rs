@@ -124,13 +124,14 @@ enum ToolPick {
 /// when the operator opted in: a server that skips the header check would
 /// run it.
 async fn tool_target(cx: &Cx<'_>, annotated: bool) -> Result<ToolPick, String> {
-    let calls = cx.facts.tool_calls(cx).await?;
+    // The valid calls are enough: the negative probes need not be awaited.
+    let calls = cx.facts.valid_calls(cx).await?;
     let w = cx.facts.tools_walk(cx).await?;
     let schema_of = |name: &str| {
         w.items.iter().find(|t| t.get("name").and_then(|n| n.as_str()) == Some(name)).and_then(|t| t.get("inputSchema")).cloned()
     };
     let has_params = |s: &Option<Value>| s.as_ref().is_some_and(|s| !admission::header_walk(s).headers.is_empty());
-    for r in calls.records.iter().filter(|r| r.kind == CallKind::Valid) {
+    for r in calls.records().filter(|r| r.kind == CallKind::Valid) {
         if r.ex.result().is_none() {
             continue;
         }
