@@ -87,9 +87,18 @@ impl Check for ReadListed {
         }
         let mut out = Outcome::default();
         let mut judged = 0;
-        for uri in &uris {
-            let ex = match fetch(cx, &format!("resources/read of the listed {uri}"), "resources/read", json!({"uri": uri}), &mut out).await
-            {
+        // The reads go at once, each with ids of its own; judged in order.
+        let reads = uris.iter().enumerate().map(|(k, uri)| {
+            crate::session::with_part_ids(k, async move {
+                let mut o = Outcome::default();
+                let r = fetch(cx, &format!("resources/read of the listed {uri}"), "resources/read", json!({"uri": uri}), &mut o).await;
+                (o, r)
+            })
+        });
+        for (uri, (o, r)) in uris.iter().zip(futures_util::future::join_all(reads).await) {
+            out.exchanges.extend(o.exchanges);
+            out.failures.extend(o.failures);
+            let ex = match r {
                 Ok(Some(e)) => e,
                 Ok(None) => continue,
                 Err(e) => return out.with_error(e),
@@ -254,6 +263,42 @@ pub struct GetListed {
     max: usize,
 }
 
+/// One listed prompt got: its required arguments completed (or given by
+/// the config, or a neutral value), then prompts/get. None for an item
+/// without a name; else its name, what was shown, and the get's answer.
+async fn get_one(cx: &Cx<'_>, p: &Value) -> Option<(String, Outcome, Result<Option<Exchange>, String>)> {
+    let name = p.get("name").and_then(|n| n.as_str())?;
+    let mut out = Outcome::default();
+    let configured = cx.policy.prompt_arguments.get(name);
+    let mut args = configured.cloned().unwrap_or_default();
+    for a in p.get("arguments").and_then(|a| a.as_array()).into_iter().flatten() {
+        if a.get("required") != Some(&Value::Bool(true)) || configured.is_some() {
+            continue;
+        }
+        let Some(an) = a.get("name").and_then(|n| n.as_str()) else { continue };
+        let body = cx.request(
+            "completion/complete",
+            Some(json!({"ref": {"type": "ref/prompt", "name": name}, "argument": {"name": an, "value": ""}})),
+        );
+        let value = if cx.advertises("completions") {
+            match cx.on_main(&format!("completion/complete of {name} argument {an}"), &body).await {
+                Ok(ex) => {
+                    let v = ex.result().and_then(|r| r.pointer("/completion/values/0")).and_then(|x| x.as_str()).map(str::to_string);
+                    out.exchanges.push(ex);
+                    v
+                }
+                Err(e) => return Some((name.to_string(), out, Err(e.to_string()))),
+            }
+        } else {
+            None
+        };
+        args.insert(an.to_string(), json!(value.unwrap_or_else(|| "mcpcert".into())));
+    }
+    let label = format!("prompts/get of the listed {name}");
+    let r = fetch(cx, &label, "prompts/get", json!({"name": name, "arguments": args}), &mut out).await;
+    Some((name.to_string(), out, r))
+}
+
 impl Check for GetListed {
     const NAME: &'static str = "get_listed";
     const ABOUT: &'static str = "prompts/get of the first `max` prompts the server lists (arguments from [prompts.NAME], else required ones from completion or a neutral value): messages with valid roles and content blocks";
@@ -273,36 +318,13 @@ impl Check for GetListed {
         let mut out = Outcome::default();
         let mut judged = 0;
         let mut refused = Vec::new();
-        for p in prompts {
-            let Some(name) = p.get("name").and_then(|n| n.as_str()) else { continue };
-            let configured = cx.policy.prompt_arguments.get(name);
-            let mut args = configured.cloned().unwrap_or_default();
-            for a in p.get("arguments").and_then(|a| a.as_array()).into_iter().flatten() {
-                if a.get("required") != Some(&Value::Bool(true)) || configured.is_some() {
-                    continue;
-                }
-                let Some(an) = a.get("name").and_then(|n| n.as_str()) else { continue };
-                let body = cx.request(
-                    "completion/complete",
-                    Some(json!({"ref": {"type": "ref/prompt", "name": name}, "argument": {"name": an, "value": ""}})),
-                );
-                let value = if cx.advertises("completions") {
-                    match cx.on_main(&format!("completion/complete of {name} argument {an}"), &body).await {
-                        Ok(ex) => {
-                            let v =
-                                ex.result().and_then(|r| r.pointer("/completion/values/0")).and_then(|x| x.as_str()).map(str::to_string);
-                            out.exchanges.push(ex);
-                            v
-                        }
-                        Err(e) => return out.with_error(e.to_string()),
-                    }
-                } else {
-                    None
-                };
-                args.insert(an.to_string(), json!(value.unwrap_or_else(|| "mcpcert".into())));
-            }
-            let label = format!("prompts/get of the listed {name}");
-            let ex = match fetch(cx, &label, "prompts/get", json!({"name": name, "arguments": args}), &mut out).await {
+        // The prompts are got at once (each its completions, then its get),
+        // each with ids of its own; judged in order.
+        let gets = prompts.iter().enumerate().map(|(k, p)| crate::session::with_part_ids(k, get_one(cx, p)));
+        for (name, o, r) in futures_util::future::join_all(gets).await.into_iter().flatten() {
+            out.exchanges.extend(o.exchanges);
+            out.failures.extend(o.failures);
+            let ex = match r {
                 Ok(Some(e)) => e,
                 Ok(None) => {
                     refused.push(format!("{name} (still asking for input after {} retries)", super::follow::ROUNDS));
