@@ -271,8 +271,8 @@ if delays:
        "Each server of the table above behind `scripts/delay-proxy.py`, a loopback TCP proxy that holds every",
        "chunk of bytes half the added latency in each direction (so each round trip pays it once more), and a",
        "new connection's first bytes one added latency more (as a TCP handshake costs a round trip before",
-       "data flows). \"round trip\" is `scripts/rawrtt.py` through the proxy (30 `tools/list` on one kept-alive",
-       "connection). K is mcpcert's `-j 1` wall over its default `-j` wall.",
+       "data flows). \"round trip\" is the server's own (on loopback, the table above) plus the added",
+       "latency. K is mcpcert's `-j 1` wall over its default `-j` wall.",
        "",
        "The floor here does not follow mcpcert's schedule (its waves, `-j`, what it runs alone). It is",
        "worked out from the default run's report.json (`scripts/bench.py`, `independent_floor`):",
@@ -302,7 +302,9 @@ if delays:
             ow, _ = times(f"{o}/official.*.time")
             mw, _ = times(f"{o}/mcpcert.*.time")
             m1, _ = times(f"{o}/mcpcert-j1.*.time")
-            rtt = float(open(f"{o}/raw.txt").read().split()[0])
+            # The proxy adds `d` to each round trip: the server's own (on
+            # loopback, the table above) plus d.
+            rtt = float(open(f"{b}/{name}/raw.txt").read().split()[0]) + d / 1000
             chain, win = independent_floor(report(f"{o}/mcpcert.1.json"), rev)
             floor = chain * rtt + win
             k = m1 / mw

@@ -110,11 +110,6 @@ for s in refserver:2026-07-28 fastmcp:2026-07-28 rmcp:2026-07-28 server-everythi
       timed "$o/mcpcert-j1.$i.time" "$M" run --http "$purl" "${args[@]}" --revision "$rev" -j 1 \
         --json "$o/mcpcert-j1.$i.json" --junit "$o/junit-j1.xml" --html "$o/report-j1.html"
     done
-    if [ "$rev" = 2026-07-28 ]; then
-      python3 scripts/rawrtt.py --http "$purl" 30 >"$o/raw.txt"
-    else
-      python3 scripts/rawrtt.py --http-2025 "$purl" 30 >"$o/raw.txt"
-    fi
     kill -9 -- -"$proxy" 2>/dev/null
     wait "$proxy" 2>/dev/null
     echo "bench: $name at $d ms done" >&2
