@@ -77,12 +77,19 @@ pub struct ValidCalls {
     by_tool: Vec<Vec<CallRecord>>,
     planned: Vec<Vec<Planned>>,
     width: usize,
+    walk_kept: bool,
 }
 
 impl ValidCalls {
     /// The records so far: every tool's valid and error calls.
     pub fn records(&self) -> impl Iterator<Item = &CallRecord> {
         self.by_tool.iter().flatten()
+    }
+
+    /// Whether these calls may be kept for the run: they rest on the kept
+    /// tools walk, and none was refused as busy.
+    pub fn kept(&self) -> bool {
+        self.walk_kept && !self.records().any(|r| r.ex.refused_as_busy() || r.before.iter().any(|e| e.refused_as_busy()))
     }
 }
 
@@ -203,7 +210,8 @@ pub async fn gather(cx: &Cx<'_>) -> Result<ValidCalls, String> {
         by_tool.push(records.map_err(|e| e.to_string())?);
     }
     calls.skipped = std::sync::Arc::new(skipped);
-    Ok(ValidCalls { calls, by_tool, planned, width })
+    let walk_kept = cx.facts.tools_walk_gathered().is_some_and(|k| std::sync::Arc::ptr_eq(&k, &w));
+    Ok(ValidCalls { calls, by_tool, planned, width, walk_kept })
 }
 
 /// Every call: the valid ones, then the negative probes sent.

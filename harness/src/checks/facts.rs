@@ -35,12 +35,12 @@ pub type Fact<T> = Result<Arc<T>, String>;
 pub struct Facts {
     /// The walks of tools/list, prompts/list, resources/list and
     /// resources/templates/list, in `ListMethod` order.
-    walks: [tokio::sync::Mutex<WalkSlot>; 4],
+    walks: [tokio::sync::Mutex<Slot<Walk>>; 4],
     /// The tools walk once it is kept (read without waiting).
     tools_kept: OnceLock<Arc<Walk>>,
     verdicts: OnceLock<Arc<Vec<ToolVerdict>>>,
-    calls: OnceCell<Fact<Calls>>,
-    valid_calls: OnceCell<Fact<calls::ValidCalls>>,
+    calls: tokio::sync::Mutex<Slot<Calls>>,
+    valid_calls: tokio::sync::Mutex<Slot<calls::ValidCalls>>,
     listens: OnceCell<Fact<ListenPair>>,
     /// A subscriptions/listen the server answered -32601 (method not
     /// found): the other listen cases judge that answer instead of asking
@@ -107,35 +107,56 @@ impl Facts {
     }
 
     /// Admission verdicts for the shared walk's tools, judged once (a list
-    /// can hold thousands of tools).
-    pub fn tool_verdicts(&self, cx: &Cx<'_>, w: &Walk) -> Arc<Vec<ToolVerdict>> {
-        self.verdicts
-            .get_or_init(|| {
-                let policy = admission::Policy { secret_names: cx.policy.secret_names.clone() };
-                Arc::new(admission::admit_all(&w.items, cx.rev, &policy))
-            })
-            .clone()
+    /// can hold thousands of tools): for the walk that is kept; a walk that
+    /// is not (it ended on a busy refusal) is judged for its asker alone.
+    pub fn tool_verdicts(&self, cx: &Cx<'_>, w: &Arc<Walk>) -> Arc<Vec<ToolVerdict>> {
+        let judge = || {
+            let policy = admission::Policy { secret_names: cx.policy.secret_names.clone() };
+            Arc::new(admission::admit_all(&w.items, cx.rev, &policy))
+        };
+        match self.tools_kept.get() {
+            Some(kept) if Arc::ptr_eq(kept, w) => self.verdicts.get_or_init(judge).clone(),
+            _ => judge(),
+        }
     }
 
     /// Every tool the policy allows, called once with valid arguments, once
     /// with arguments that break its inputSchema, and once with configured
-    /// error arguments.
+    /// error arguments. Kept unless the walk it rests on was not kept or a
+    /// call was refused as busy (then the next case that needs it calls
+    /// again, a case rerun after a busy refusal included).
     pub async fn tool_calls(&self, cx: &Cx<'_>) -> Fact<Calls> {
-        self.calls
-            .get_or_init(|| {
-                fact_ids(cx, CALLS, async {
-                    let valid = self.valid_calls(cx).await?;
-                    calls::with_negatives(&cx.shared(CALLS), &valid).await.map(Arc::new)
-                })
-            })
-            .await
-            .clone()
+        let mut slot = self.calls.lock().await;
+        if let Some(kept) = &slot.kept {
+            return kept.clone();
+        }
+        let mut keep = true;
+        let gather = async {
+            let valid = self.valid_calls(cx).await?;
+            keep = valid.kept();
+            calls::with_negatives(&cx.shared(CALLS), &valid).await.map(Arc::new)
+        };
+        let got = if std::mem::replace(&mut slot.tried, true) { gather.await } else { fact_ids(cx, CALLS, gather).await };
+        if keep && !got.as_ref().is_ok_and(|c| c.records.iter().any(|r| r.ex.refused_as_busy())) {
+            slot.kept = Some(got.clone());
+        }
+        got
     }
 
     /// The valid calls of `tool_calls` alone, before its negative probes
-    /// are sent (a case that needs a working call waits for these only).
+    /// are sent (a case that needs a working call waits for these only);
+    /// kept as `tool_calls` is.
     pub async fn valid_calls(&self, cx: &Cx<'_>) -> Fact<calls::ValidCalls> {
-        self.valid_calls.get_or_init(|| fact_ids(cx, CALLS, async { calls::gather(&cx.shared(CALLS)).await.map(Arc::new) })).await.clone()
+        let mut slot = self.valid_calls.lock().await;
+        if let Some(kept) = &slot.kept {
+            return kept.clone();
+        }
+        let gather = async { calls::gather(&cx.shared(CALLS)).await.map(Arc::new) };
+        let got = if std::mem::replace(&mut slot.tried, true) { gather.await } else { fact_ids(cx, CALLS, gather).await };
+        if got.as_ref().is_ok_and(|v| v.kept()) || got.is_err() {
+            slot.kept = Some(got.clone());
+        }
+        got
     }
 
     /// The subscriptions with an empty filter and with `toolsListChanged`,
@@ -203,12 +224,18 @@ impl Facts {
     }
 }
 
-/// A shared list walk: kept once it was not refused as busy; whether one
-/// was tried (its retries take the asking case's ids, not the fact's).
-#[derive(Default)]
-pub struct WalkSlot {
-    kept: Option<Fact<Walk>>,
+/// A shared fact gathered in bulk: kept once nothing of it was refused as
+/// busy; whether it was tried (a second gathering takes the asking case's
+/// ids, not the fact's, so that no id is sent twice).
+pub struct Slot<T> {
+    kept: Option<Fact<T>>,
     tried: bool,
+}
+
+impl<T> Default for Slot<T> {
+    fn default() -> Self {
+        Slot { kept: None, tried: false }
+    }
 }
 
 /// The shared facts' names: the frame log files their traffic under them,

@@ -97,11 +97,17 @@ async fn spread(cx: &Cx<'_>, conns: &mut [Connection], reqs: &[RoleRequest]) -> 
 async fn walks_as(cx: &Cx<'_>, role: &Role, part: usize, lists: &[ListMethod]) -> Result<Vec<Walk>, String> {
     let open = || cx.session.open_as(&role.headers, &role.env).map_err(|e| e.to_string());
     if width(cx) == 1 {
+        // One process, the walks in turn; with ids of the role's own (the
+        // roles are seen at once).
         let mut conn = open()?;
-        let mut out = Vec::new();
-        for list in lists {
-            out.push(walk_on(cx, &mut conn, *list).await);
-        }
+        let out = crate::session::with_part_ids(part, async {
+            let mut out = Vec::new();
+            for list in lists {
+                out.push(walk_on(cx, &mut conn, *list).await);
+            }
+            out
+        })
+        .await;
         conn.shutdown().await;
         return Ok(out);
     }
@@ -142,7 +148,16 @@ async fn see_as(cx: &Cx<'_>, role: &Role, k: usize, schemas: &[Value]) -> Result
         seen.exchanges.extend(w.exchanges.iter().take(2).cloned());
         seen.lists.insert(list.method(), w);
     }
-    let reqs = crate::session::with_part_ids(5 * k + 4, async { requests_as(cx, role, &seen, schemas) }).await;
+    let (reqs, skipped) = crate::session::with_part_ids(5 * k + 4, async { requests_as(cx, role, &seen, schemas) }).await;
+    if !skipped.is_empty() {
+        seen.exchanges.push(Exchange::note(
+            format!("as {}: tools not called", role.name),
+            format!(
+                "{}: the role sees them without readOnlyHint: true and the default identity does not list them so, so this case may have shared the server with others while it ran",
+                skipped.join(", ")
+            ),
+        ));
+    }
     if reqs.is_empty() {
         return Ok(seen);
     }
@@ -163,8 +178,10 @@ async fn see_as(cx: &Cx<'_>, role: &Role, k: usize, schemas: &[Value]) -> Result
 }
 
 /// The completions and calls a role makes, from what it listed.
-fn requests_as(cx: &Cx<'_>, role: &Role, seen: &Seen, schemas: &[Value]) -> Vec<RoleRequest> {
-    let mut reqs = Vec::new();
+/// Also the names of tools not called because only the role sees them as
+/// not read-only.
+fn requests_as(cx: &Cx<'_>, role: &Role, seen: &Seen, schemas: &[Value]) -> (Vec<RoleRequest>, Vec<String>) {
+    let (mut reqs, mut skipped) = (Vec::new(), Vec::new());
     // Completion of every prompt argument and template variable the role sees.
     if cx.advertises("completions") {
         let items = |m: &str| seen.lists.get(m).map(|w| w.items.clone()).unwrap_or_default();
@@ -183,6 +200,15 @@ fn requests_as(cx: &Cx<'_>, role: &Role, seen: &Seen, schemas: &[Value]) -> Vec<
         if cx.policy.call_allowed(t, name).is_err() || called >= cx.policy.max_tools_called {
             continue;
         }
+        // The scheduler let this case share the server when every tool of
+        // the default identity's walk it may call is read-only: a tool the
+        // role sees that is not marked read-only is called only when the
+        // default walk lists it so too (the case then ran alone).
+        let read_only = |d: &Value| d.pointer("/annotations/readOnlyHint") == Some(&Value::Bool(true));
+        if !read_only(t) && !schemas.iter().any(|d| d.get("name") == t.get("name") && !read_only(d)) {
+            skipped.push(name.to_string());
+            continue;
+        }
         let Some(args) = cx.policy.tool(name).arguments.or_else(|| t.get("inputSchema").and_then(synth_valid)) else { continue };
         called += 1;
         let label = format!("as {}: tools/call {name}", role.name);
@@ -195,7 +221,7 @@ fn requests_as(cx: &Cx<'_>, role: &Role, seen: &Seen, schemas: &[Value]) -> Vec<
             json!({"name": name, "arguments": args}),
         ));
     }
-    reqs
+    (reqs, skipped)
 }
 
 impl Check for RolesProbe {

@@ -160,6 +160,10 @@ impl Check for StatelessAfterMalformed {
             let stop = ex.error.clone();
             out.exchanges.push(ex);
             if let Some(e) = stop {
+                // What the other chains got was sent too: shown, not judged.
+                while let Some(ex) = next_shown(&mut rest, &mut out) {
+                    out.exchanges.push(ex);
+                }
                 return out.with_error(format!("{what}: {e}"));
             }
             for &j in js {

@@ -232,13 +232,18 @@ impl Runner {
     /// Whether a case may join the wave now: None while that depends on a
     /// tools walk not yet gathered.
     fn join(&self, c: &Case) -> Option<Join> {
+        // Whether a case that needs a fixture tool sends anything depends
+        // on the walk: undecided until it is known.
+        let walk_known = self.facts.get(&c.revision).is_some_and(|f| f.tools_walk_gathered().is_some());
+        if !walk_known && !self.policy.requirements && c.fixtures.iter().any(|f| f.kind == crate::suite::requirements::FixtureKind::Tool) {
+            return None;
+        }
         if self.sends_nothing(c) {
             return Some(Join::Yes);
         }
         if c.exclusive() {
             return Some(if self.deferrable(c) { Join::Defer } else { Join::No });
         }
-        let walk_known = self.facts.get(&c.revision).is_some_and(|f| f.tools_walk_gathered().is_some());
         if (c.calls_tools() || c.calls_input_tool() || (c.calls_trigger() && self.trigger_known(c.revision).is_none())) && !walk_known {
             return None;
         }
@@ -399,7 +404,15 @@ impl Runner {
                     // A block of its own: ids are never sent twice; and one
                     // request at a time, the case's own included.
                     let serial = self.session.one_at_a_time().await;
-                    let mut r = crate::session::with_case_ids(2 * i + 1, self.run_case(cases[i])).await;
+                    let rerun = crate::session::with_case_ids(2 * i + 1, self.run_case(cases[i]));
+                    let mut r = tokio::select! {
+                        biased;
+                        sig = stopped(&mut stop) => {
+                            signal = sig;
+                            break 'waves;
+                        }
+                        r = rerun => r,
+                    };
                     drop(serial);
                     r.wave = Some(n);
                     ready.insert(i, r);

@@ -17,23 +17,29 @@ pub fn with_case_ids<F: std::future::Future>(slot: usize, f: F) -> impl std::fut
     CASE_IDS.scope(std::sync::Arc::new(AtomicI64::new((slot as i64 + 1) * 1_000_000)), f)
 }
 
+/// How many parts a case's block holds, and the ids of each: a walk of
+/// `max_pages` pages (10,000 by default) and its retries fit in one.
+const PARTS: usize = 20;
+const PART_IDS: i64 = 25_000;
+
 /// Run `f`, one of several parts of a case (or bulk fact) that go at once,
-/// with ids of its own: the `part`-th run of 5,000 from the middle of the
-/// current block (parts 0..100), so the ids do not depend on which part
-/// sends first. Parts never nest. A part beyond 99, or one outside a
-/// case's or bulk fact's block, shares the current counter (ids stay unique;
-/// their order may vary).
+/// with ids of its own: the `part`-th run of 25,000 from the middle of the
+/// current block (parts 0..20), so the ids do not depend on which part
+/// sends first. Parts never nest. A part beyond the last, or one outside a
+/// case's or bulk fact's block, shares the current counter (ids stay
+/// unique; their order may vary).
 pub fn with_part_ids<F: std::future::Future>(part: usize, f: F) -> impl std::future::Future<Output = F::Output> {
-    let current = CASE_IDS.try_with(|c| c.clone()).ok();
-    let counter = match current {
-        Some(c) if part < 100 && (1_000_000..1_500_000_000).contains(&c.load(Ordering::Relaxed)) => {
+    use futures_util::future::Either;
+    match CASE_IDS.try_with(|c| c.clone()).ok() {
+        Some(c) if part < PARTS && (1_000_000..1_500_000_000).contains(&c.load(Ordering::Relaxed)) => {
             let now = c.load(Ordering::Relaxed);
-            std::sync::Arc::new(AtomicI64::new(now / 1_000_000 * 1_000_000 + 500_000 + part as i64 * 5_000))
+            let first = now / 1_000_000 * 1_000_000 + 500_000 + part as i64 * PART_IDS;
+            Either::Left(CASE_IDS.scope(std::sync::Arc::new(AtomicI64::new(first)), f))
         }
-        Some(c) => c,
-        None => std::sync::Arc::new(AtomicI64::new(FIRST_SESSION_ID + 500_000 + part as i64 * 5_000)),
-    };
-    CASE_IDS.scope(counter, f)
+        Some(c) => Either::Left(CASE_IDS.scope(c, f)),
+        // Outside a case: the session's own counter.
+        None => Either::Right(f),
+    }
 }
 
 /// The probes' own ids, fixed whatever order they run in: the 2026-07-28

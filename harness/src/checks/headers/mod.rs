@@ -118,8 +118,10 @@ impl Check for HeaderProbe {
         "HTTP header rules: a request changed one way (`header`, `probe`) is rejected with 400 and -32020, or served";
 
     fn calls_tools(&self) -> bool {
-        // The round trip calls a tool once per hard value.
-        self.probe == Some(ProbeKind::RoundTrip)
+        // Mcp-Name and Mcp-Param probes target a tools/call (the round trip
+        // once per hard value): the probes that must be served run the
+        // tool, and picking it calls every tool the policy allows.
+        self.probe == Some(ProbeKind::RoundTrip) || matches!(self.header, Header::Name | Header::Param)
     }
 
     fn needs(&self) -> Vec<Need> {
