@@ -157,6 +157,29 @@ lines += [f"Over all servers the two tools make {totals['both']} comparable chec
           "figure is its Node process); `scripts/bench.sh` measures the same with repetitions.", ""]
 lines += ["## What each covers that the other does not", ""] + cmap["coverage_notes"] + [""]
 lines += bodies
+# The protected server of scripts/interop.sh (the official suite has no
+# server-side auth checks to compare): its verdicts judged by hand.
+lines += [
+    "## A protected server: fastmcp behind its JWT verifier (authorization)",
+    "",
+    "Not compared (the official suite checks only the client side of auth): `scripts/interop.sh` runs",
+    "`fixtures/interop/fastmcp_auth_server.py`, FastMCP 4.2.3's `JWTVerifier` (the issuer's RS256 public",
+    "key, `iss`, `aud` = its own URL, `required_scopes = [\"mcp:read\"]`) with `RemoteAuthProvider` for the",
+    "protected resource metadata, trusting mcpcert's built-in test issuer (`mcpcert auth-setup`). Expected",
+    "verdicts: `fixtures/interop/expected/fastmcp-auth-http.txt`. Every authorization case passes in both",
+    "revisions except one, judged here:",
+    "",
+    "| case | verdict | judgement |",
+    "|---|---|---|",
+    "| `auth/insufficient-scope` (2026-07-28, 2025-11-25) | warn | true (SHOULD): a valid token without `mcp:read` gets HTTP 401 `invalid_token`; the spec asks for 403 with `error=\"insufficient_scope\"`. The verifier refuses the whole token when a required scope is missing, so the client is told to get a new token, not a wider one. |",
+    "",
+    "Without `required_scopes`, as first set up, FastMCP's 401 challenge carried only `resource_metadata`, and",
+    "`auth/challenge-scope` warned (SHOULD: a `scope` in the challenge). Every other verdict that is not a",
+    "pass (`headers/origin-forbidden`, `headers/dns-rebinding`, `wire/server-frames-valid` on 2025-11-25,",
+    "the tool warnings) is the unprotected fastmcp server's, judged in its section above: with auth on, the",
+    "run's token reached every case and the verdicts stayed the same.",
+    "",
+]
 with open(doc, "w") as f:
     f.write("\n".join(lines).rstrip("\n") + "\n")
 print(f"compare: wrote {doc}: {totals['both']} comparable checks, {totals['agree']} agree, "

@@ -101,6 +101,13 @@ for server in fastmcp server-everything rmcp corpus-everything-2025-06 corpus-mc
   else status=1; fi
 done
 
+# A protected server (issue 25): fastmcp's JWT verifier trusting mcpcert's
+# test issuer. Loopback only: its audience is its own URL, which a proxy's
+# URL is not.
+if start_http fastmcp-auth "$out"; then
+  add_target fastmcp-auth-http url "$url" "${args[@]}"
+else status=1; fi
+
 # --- the runs, the verdicts, lint ----------------------------------------------
 jobs=${MCPCERT_INTEROP_JOBS:-$(if [ "$(nproc)" -le 2 ]; then echo 2; else echo 4; fi)}
 "$m" matrix "$targets" -j "$jobs" --out "$out" -- --load 8

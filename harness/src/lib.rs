@@ -9,6 +9,7 @@
 //! to verdicts). `report` (JUnit, JSON, HTML) reads only `record`;
 //! `certify` (contract diffs, requirement sets, certificates) comes last.
 
+pub mod auth;
 pub mod certify;
 pub mod checks;
 pub mod config;

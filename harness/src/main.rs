@@ -122,6 +122,31 @@ enum Cmd {
         #[arg(last = true)]
         run_args: Vec<String>,
     },
+    /// Print what a protected server must trust to be judged with
+    /// mcpcert's built-in test issuer ([auth]): its issuer URL (the tokens'
+    /// iss), JWKS and metadata URLs, the audience and the public key. Needs
+    /// a fixed port and a key file, so that it stays the same across runs.
+    AuthSetup {
+        #[command(flatten)]
+        issuer: cli::auth::IssuerArgs,
+        /// Also write it all as JSON (with the JWKS) to this file: what
+        /// the reference server's --auth reads.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+    /// Print one token of the built-in test issuer (for a reproducer's
+    /// curl line): --kind valid (default), expired, not-yet-valid,
+    /// other-audience, other-issuer, unknown-key, bad-signature, alg-none,
+    /// malformed or missing-scope.
+    AuthToken {
+        #[command(flatten)]
+        issuer: cli::auth::IssuerArgs,
+        /// The audience: the server's URL.
+        #[arg(long, value_name = "URL")]
+        aud: Option<String>,
+        #[arg(long, value_name = "KIND", default_value = "valid")]
+        kind: String,
+    },
     /// Print a Markdown summary of a run from its report.json: the outcome,
     /// the counts, the cases that fail the run (root causes first) with
     /// their one-line reasons, the warnings and the certificate (read from
@@ -431,6 +456,8 @@ fn main() -> ExitCode {
         }
         Cmd::Merge { dirs, out } => ExitCode::from(cli::matrix::merge(&dirs, &out, mcpcert::report::JunitStyle::standard())),
         Cmd::Diff { old, new, strict, any_change, json } => ExitCode::from(cli::matrix::diff_cmd(&old, &new, json, strict, any_change)),
+        Cmd::AuthSetup { issuer, out } => ExitCode::from(cli::auth::setup(&issuer, out.as_ref())),
+        Cmd::AuthToken { issuer, aud, kind } => ExitCode::from(cli::auth::token(&issuer, aud.as_deref(), &kind)),
         Cmd::Summary { report } => ExitCode::from(cli::offline::summary(&report)),
         Cmd::VerifyCertificate { certificate, report } => ExitCode::from(cli::offline::verify_certificate(&certificate, &report)),
     }

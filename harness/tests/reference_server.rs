@@ -60,7 +60,9 @@ fn clean_server_passes_every_applicable_case_and_every_case_applies_somewhere() 
             }
         }
     }
-    let never: Vec<&String> = all.difference(&passed_somewhere).collect();
+    // The authorization cases need a server behind the test issuer:
+    // tests/auth.rs shows each of them pass (and fail) there.
+    let never: Vec<&String> = all.difference(&passed_somewhere).filter(|id| !id.contains("/auth/")).collect();
     assert!(never.is_empty(), "cases that never apply to the reference server: {never:?}");
 }
 
@@ -72,6 +74,9 @@ struct FaultInfo {
     /// The oldest revision whose rules the fault breaks.
     since: String,
     targets: Vec<String>,
+    /// A fault of `--auth`, run by tests/auth.rs.
+    #[serde(default)]
+    auth: bool,
 }
 
 /// The older revisions, each a server era of its own.
@@ -79,7 +84,8 @@ const OLDER: [&str; 3] = ["2025-06-18", "2025-03-26", "2024-11-05"];
 
 fn faults() -> Vec<FaultInfo> {
     let out = std::process::Command::new(refserver()).args(["--list-faults", "--json"]).output().expect("list faults");
-    serde_json::from_slice(&out.stdout).expect("fault list is JSON")
+    let all: Vec<FaultInfo> = serde_json::from_slice(&out.stdout).expect("fault list is JSON");
+    all.into_iter().filter(|f| !f.auth).collect()
 }
 
 #[test]
@@ -163,7 +169,9 @@ fn each_fault_turns_exactly_its_targets_red() {
     }
     problems.sort();
     assert!(problems.is_empty(), "fault matrix problems:\n{}", problems.join("\n"));
-    let unproven: Vec<&String> = known.difference(&proven).collect();
+    // The authorization cases are proven red by the `--auth` faults, in
+    // tests/auth.rs.
+    let unproven: Vec<&String> = known.difference(&proven).filter(|id| !id.contains("/auth/")).collect();
     assert!(unproven.is_empty(), "cases no fault turns red: {unproven:?}");
 }
 

@@ -97,7 +97,7 @@ serve() {
 }
 
 # start_http NAME LOGDIR [SERVER ARGS...]: start one HTTP set-up on a free port of 127.0.0.1:
-# fastmcp, server-everything, rmcp, or refserver (the bundled reference
+# fastmcp, fastmcp-auth, server-everything, rmcp, or refserver (the bundled reference
 # server as the main job runs it: dual era, SSE replies). Sets url, and args
 # (the mcpcert options that go with it). Returns 1 if it does not start.
 start_http() {
@@ -109,6 +109,17 @@ start_http() {
       args=(--config fixtures/interop/fastmcp.toml --allowed-origin http://localhost)
       serve "$url" "$log" fastmcp run fixtures/interop/fastmcp_server.py --transport http \
         --host 127.0.0.1 --port "$port" --no-banner ;;
+    fastmcp-auth)
+      # fastmcp behind its JWT verifier, trusting mcpcert's built-in test
+      # issuer (a fixed port and kept keys, in LOGDIR): a protected server.
+      local iport keys
+      iport=$(free_port)
+      keys=$(cd "$2" && pwd)/auth-keys.json
+      "$m" auth-setup --port "$iport" --key-file "$keys" --out "$2/auth-issuer.json" >/dev/null || return 1
+      printf '%s\n' "[calls]" "open_world = true" "[auth]" "port = $iport" "key_file = \"$keys\"" 'scopes = ["mcp:read"]' \
+        "[auth.scope_check]" 'method = "tools/list"' 'scope = "mcp:read"' >"$2/fastmcp-auth.toml"
+      args=(--config "$2/fastmcp-auth.toml" --allowed-origin http://localhost)
+      serve "$url" "$log" python fixtures/interop/fastmcp_auth_server.py "$2/auth-issuer.json" "$port" ;;
     server-everything)
       args=(--config fixtures/interop/server-everything.toml --allowed-origin http://localhost)
       PORT=$port serve "$url" "$log" node --require "$root/fixtures/interop/loopback.cjs" "$everything" streamableHttp ;;

@@ -11,6 +11,7 @@
 pub mod judge;
 
 mod audits;
+mod auth;
 mod calls;
 mod client_requests;
 mod completion;
@@ -81,6 +82,8 @@ pub enum Need {
     CallableTool,
     /// `--load N` / `[load]`: the opt-in load check.
     Load,
+    /// `[auth]`: tokens for a protected server.
+    Auth,
 }
 
 impl Need {
@@ -96,6 +99,7 @@ impl Need {
             Need::AllowedOrigin => "--allowed-origin".into(),
             Need::CallableTool => "a callable tool (readOnlyHint and openWorldHint: false, or [tools.NAME] call = true)".into(),
             Need::Load => "--load N (or config [load])".into(),
+            Need::Auth => "config [auth] (the built-in test issuer, or given tokens)".into(),
         }
     }
 
@@ -117,6 +121,9 @@ impl Need {
             Need::AllowedOrigin if policy.allowed_origin.is_none() => {
                 Some("the target config names no allowed Origin ([target] allowed_origin), so mcpcert cannot tell a foreign one".into())
             }
+            Need::Auth if policy.auth.is_none() => Some(
+                "the server is not judged as a protected resource: [auth] in the target config gives the run its tokens (mcpcert's built-in test issuer, or tokens given); `mcpcert auth-setup` prints what the server must trust".into(),
+            ),
             Need::Load if policy.load.is_none() => {
                 Some("the load check is opt-in: --load N (or [load] in the config) replays the run's read-only requests from N connections at once".into())
             }

@@ -5,8 +5,8 @@
 
 use super::{Check, DynCheck, Scope};
 use super::{
-    audits, client_requests, completion, fixtures, headers, input_required, lifecycle, lists, load, mrtr, older, reads, roles, stateless,
-    subscriptions, tools,
+    audits, auth, client_requests, completion, fixtures, headers, input_required, lifecycle, lists, load, mrtr, older, reads, roles,
+    stateless, subscriptions, tools,
 };
 use crate::wire::Revision;
 use serde_json::Value;
@@ -88,6 +88,7 @@ pub static REGISTRY: &[Entry] = &[
     entry::<older::BatchAccepted>(),
     entry::<older::SseEndpoint>(),
     entry::<older::SseMessageEvents>(),
+    entry::<auth::AuthProbe>(),
 ];
 
 pub fn lookup(name: &str) -> Option<&'static Entry> {

@@ -1,6 +1,7 @@
 //! The commands behind `main`: each file one command or one part of a run's
 //! set-up. Only the binary uses them.
 
+pub mod auth;
 pub mod certify;
 pub mod matrix;
 pub mod offline;

@@ -71,6 +71,9 @@ pub fn masker_from(cfg: Option<&ConfigFile>, target: &TargetSpec, policy: &Polic
         env.extend(r.env.iter().cloned());
         values.extend(r.headers.iter().map(|(_, v)| v.clone()));
     }
+    if let Some(t) = &policy.auth {
+        values.extend(t.secrets());
+    }
     Masker::new(&names, env, &values)
 }
 

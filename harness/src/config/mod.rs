@@ -29,6 +29,14 @@
 //! never_see = ["production", "/prod-[0-9]+/"]
 //! [admission]
 //! secret_names = ["password", "secret", "token", "api_key", "authorization"]
+//! [auth]                     # a protected server (HTTP): tokens from the built-in test issuer
+//! port = 9911                # its port on 127.0.0.1 (fixed: the same iss every run)
+//! key_file = "issuer-keys.json"   # keep its signing keys (made when missing)
+//! scopes = ["mcp:read", "mcp:tools"]
+//! [auth.scope_check]         # an operation that needs a scope
+//! method = "tools/list"
+//! scope = "mcp:read"
+//! # or given tokens: token = { env = "MCP_TOKEN" }, expired_token = { env = "…" }, …
 //! [tools.create_ticket]      # allow a tool that is not read-only
 //! call = true
 //! arguments = { title = "mcpcert probe" }
@@ -94,6 +102,9 @@ pub struct ConfigFile {
     pub templates: BTreeMap<String, TemplateConfig>,
     /// `[load]`: the opt-in load check (as `--load N`).
     pub load: Option<LoadConfig>,
+    /// `[auth]`: tokens for a protected server (HTTP), from the built-in
+    /// test issuer or given.
+    pub auth: Option<crate::auth::AuthConfig>,
 }
 
 #[derive(Debug, Deserialize, Default, Clone)]

@@ -55,6 +55,9 @@ pub struct Policy {
     /// spec's default) may be called (`[calls] open_world = false` refuses
     /// them). Made-up arguments never name a real host either way.
     pub open_world_calls: bool,
+    /// `[auth]` over HTTP: the tokens the authorization cases send (the
+    /// valid one is on every request of the run).
+    pub auth: Option<std::sync::Arc<crate::auth::Tokens>>,
 }
 
 /// The opt-in load check: the run's read-only requests replayed from
@@ -94,6 +97,7 @@ impl Default for Policy {
             call_fixtures: true,
             load: None,
             open_world_calls: false,
+            auth: None,
         }
     }
 }

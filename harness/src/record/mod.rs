@@ -281,6 +281,14 @@ pub struct Exchange {
     /// new one for it).
     #[serde(skip)]
     pub fresh: bool,
+    /// HTTP, where it differs from the target's: the URL a reproducer's
+    /// curl line uses, and its Authorization value (None: the target's
+    /// own; Some(""): none was sent), as shell words that make or read the
+    /// token again, never the token.
+    #[serde(skip)]
+    pub shell_url: Option<String>,
+    #[serde(skip)]
+    pub shell_authorization: Option<String>,
 }
 
 impl Exchange {

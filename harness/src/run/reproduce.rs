@@ -136,13 +136,20 @@ pub fn reproducer(case: &Case, transcript: &[Exchange], rerun_base: &str, target
                     .header("mcp-session-id")
                     .map(String::from)
                     .filter(|v| !sessions.iter().any(|(s, _)| s == v) && transcript.iter().any(|e| sent_session(e).as_deref() == Some(v)));
+                let to = ex.shell_url.clone().unwrap_or_else(|| url.clone());
                 let mut c = match &opened {
-                    Some(_) => format!("sid{}=$(curl -sS -i -X {method} {url}", sessions.len() + 1),
-                    None => format!("curl -sS -i -X {method} {url}"),
+                    Some(_) => format!("sid{}=$(curl -sS -i -X {method} {to}", sessions.len() + 1),
+                    None => format!("curl -sS -i -X {method} {to}"),
                 };
                 for (k, v) in &ex.sent_headers {
                     match sessions.iter().find(|(s, _)| k.eq_ignore_ascii_case("mcp-session-id") && s == v) {
                         Some((_, var)) => c.push_str(&format!(" -H \"{k}: ${var}\"")),
+                        // An authorization case's token, made again (never shown).
+                        None if k.eq_ignore_ascii_case("authorization")
+                            && ex.shell_authorization.as_deref().is_some_and(|a| !a.is_empty()) =>
+                        {
+                            c.push_str(&format!(" -H \"{k}: Bearer {}\"", ex.shell_authorization.as_deref().unwrap_or("")))
+                        }
                         None => c.push_str(&format!(" -H {}", shell_quote(&format!("{k}: {v}")))),
                     }
                 }

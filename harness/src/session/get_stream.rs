@@ -94,3 +94,34 @@ impl Session {
         (r, Some(ex))
     }
 }
+
+impl Session {
+    /// HTTP: a GET on `conn` (with its session id and the revision's
+    /// headers, `edits` applied), read only until the answer's head has
+    /// come (or the request timeout): whether the server opened a stream,
+    /// refused it, and with which headers. Filed under `case`.
+    pub async fn get_head(&self, conn: &mut super::Connection, rev: Revision, label: &str, case: &str) -> Exchange {
+        let mut headers = wire::standard_headers(rev, None, conn.session_id());
+        headers.retain(|(k, _)| !k.eq_ignore_ascii_case("accept"));
+        headers.push(("Accept".into(), "text/event-stream".into()));
+        let shown = self.shown_headers(conn, &headers);
+        let out = Outgoing { http_method: "GET", body: None, exact_names: self.exact_names(rev), ..Outgoing::message("", &headers, None) };
+        self.count_sent(1);
+        let inc = conn.watch(&out, self.limits.request, &|_: &[Frame]| true).await;
+        let mut ex = Exchange {
+            label: label.to_string(),
+            transport: Some(Transport::Http),
+            http_method: Some("GET".into()),
+            sent_headers: shown,
+            fresh: true,
+            ..Default::default()
+        };
+        let stream = inc.status == Some(200);
+        ex.fill_from(inc);
+        if stream {
+            ex.error = None;
+        }
+        self.log(rev, case, &ex);
+        ex
+    }
+}

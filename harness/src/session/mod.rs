@@ -287,6 +287,13 @@ impl Session {
         Connection::open(&self.target.with_identity(headers, env), &self.limits)
     }
 
+    /// HTTP: a connection to `url` (None: the target's), sending
+    /// `authorization` as its `Authorization` header (None: none at all)
+    /// instead of the run's; never one of the pool.
+    pub fn open_authorized(&self, url: Option<&str>, authorization: Option<&str>) -> Result<Connection, OpenError> {
+        Connection::open(&self.target.with_authorization(url, authorization), &self.limits)
+    }
+
     /// A new connection (HTTP) or process (stdio), brought to the
     /// revision's starting state: for 2025-11-25 the handshake is done,
     /// unless `handshake` is false (the caller sends `initialize` itself,

@@ -105,6 +105,28 @@ impl TargetSpec {
     }
 }
 
+impl TargetSpec {
+    /// HTTP: the same target at `url` (None: its own), its `Authorization`
+    /// header replaced by `authorization` (None: sent without one); the
+    /// authorization cases' way to send wrong tokens, or none. stdio: as is.
+    pub fn with_authorization(&self, url: Option<&str>, authorization: Option<&str>) -> TargetSpec {
+        match self {
+            TargetSpec::Http(h) => {
+                let mut spec = h.clone();
+                if let Some(u) = url {
+                    spec.url = u.to_string();
+                }
+                spec.headers.retain(|(k, _)| !k.eq_ignore_ascii_case("authorization"));
+                if let Some(a) = authorization {
+                    spec.headers.push(("Authorization".into(), a.to_string()));
+                }
+                TargetSpec::Http(spec)
+            }
+            TargetSpec::Stdio(_) => self.clone(),
+        }
+    }
+}
+
 impl StdioSpec {
     /// The command as one shell-quoted line.
     pub fn command_line(&self) -> String {

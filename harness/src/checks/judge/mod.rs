@@ -4,6 +4,7 @@
 
 pub mod admission;
 pub mod args;
+pub mod challenge;
 pub mod completion;
 pub mod content;
 pub mod egress;

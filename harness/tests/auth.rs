@@ -1,0 +1,262 @@
+//! Authorization (issue 25): the reference server behind mcpcert's built-in
+//! test issuer (`--auth`, trusting what `mcpcert auth-setup --out` wrote).
+//! The clean server passes every authorization case in both revisions and
+//! keeps every other case green with the run's token; each `auth-*` fault
+//! turns exactly its cases red; tokens given from outside the run (minted
+//! by `mcpcert auth-token`) judge the same, n/a for a token not given; and
+//! no token appears in any report, console line or reproducer.
+
+mod common;
+
+use common::{mcpcert, outdir, refserver, report, report_args, start_http};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+
+/// The test issuer, set up once: a fixed port and kept keys, as a server
+/// team would configure it.
+struct Issuer {
+    dir: PathBuf,
+    port: u16,
+    /// What `auth-setup --out` wrote (the server's `--auth FILE`).
+    setup: PathBuf,
+    keys: PathBuf,
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+fn issuer() -> &'static Issuer {
+    static I: OnceLock<Issuer> = OnceLock::new();
+    I.get_or_init(|| {
+        let dir = outdir("auth-issuer");
+        let port = free_port();
+        let (keys, setup) = (dir.join("keys.json"), dir.join("issuer.json"));
+        let out = mcpcert()
+            .args(["auth-setup", "--port", &port.to_string(), "--key-file", keys.to_str().unwrap(), "--out", setup.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "auth-setup: {}", String::from_utf8_lossy(&out.stderr));
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains(&format!("http://127.0.0.1:{port}")) && text.contains("BEGIN PUBLIC KEY"), "{text}");
+        Issuer { dir, port, setup, keys }
+    })
+}
+
+/// Runs with the built-in issuer listen on its fixed port: one at a time.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static M: Mutex<()> = Mutex::new(());
+    M.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+const TOOLS: &str = "[tools.echo]\ncall = true\n[tools.add]\ncall = true\n[tools.all_content]\ncall = true\n[tools.weather]\ncall = true\n\
+[input_required]\ntool = \"confirm_order\"\narguments = { item = \"book\" }\n[subscriptions]\ntrigger_tool = \"toggle_beta\"\n";
+
+const SCOPE_CHECK: &str = "[auth.scope_check]\nmethod = \"tools/call\"\nparams = { name = \"echo\", arguments = { text = \"mcpcert\" } }\nscope = \"mcp:tools\"\n";
+
+/// The config of a run with the built-in issuer.
+fn builtin_config() -> PathBuf {
+    let i = issuer();
+    let p = i.dir.join("builtin.toml");
+    let text = format!(
+        "{TOOLS}[auth]\nport = {}\nkey_file = {:?}\nscopes = [\"mcp:read\", \"mcp:tools\"]\n{SCOPE_CHECK}",
+        i.port,
+        i.keys.display().to_string()
+    );
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+struct Run {
+    report: Value,
+    /// Everything written: console, JSON, JUnit, HTML.
+    texts: Vec<(String, String)>,
+    verdicts: BTreeMap<String, (String, String)>,
+}
+
+fn run(name: &str, url: &str, cfg: &Path, env: &[(&str, String)], filter: Option<&str>) -> Run {
+    let dir = outdir(name);
+    let mut cmd = mcpcert();
+    cmd.args(["run", "--http", url, "--config", cfg.to_str().unwrap(), "--allowed-origin", "http://localhost"]);
+    if let Some(f) = filter {
+        cmd.arg(f);
+    }
+    cmd.envs(env.iter().map(|(k, v)| (*k, v.as_str())));
+    report_args(&mut cmd, &dir);
+    let out = {
+        let _one = serial();
+        cmd.output().unwrap()
+    };
+    let console = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(dir.join("report.json").exists(), "{name}: no report\n{console}");
+    let report = report(&dir);
+    let mut texts = vec![("console".to_string(), console)];
+    for f in ["report.json", "junit.xml", "report.html"] {
+        texts.push((f.to_string(), std::fs::read_to_string(dir.join(f)).unwrap()));
+    }
+    let verdicts = report["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["id"].as_str().unwrap().to_string(),
+                (c["verdict"].as_str().unwrap().to_string(), c["message"].as_str().unwrap_or("").to_string()),
+            )
+        })
+        .collect();
+    Run { report, texts, verdicts }
+}
+
+fn server(faults: &[&str]) -> common::HttpServer {
+    let mut args = vec!["--era".to_string(), "dual".into(), "--auth".into(), issuer().setup.display().to_string()];
+    for f in faults {
+        args.push("--fault".into());
+        args.push(f.to_string());
+    }
+    start_http(&args)
+}
+
+fn red(r: &Run) -> BTreeSet<String> {
+    r.verdicts.iter().filter(|(_, (v, _))| matches!(v.as_str(), "fail" | "warn" | "error")).map(|(k, _)| k.clone()).collect()
+}
+
+/// No token (a JWT's base64url header starts `eyJ`), nor the malformed one.
+fn assert_no_token(r: &Run, what: &str, more: &[String]) {
+    for (f, text) in &r.texts {
+        assert!(!text.contains("eyJ"), "{what}: {f} shows a token");
+        assert!(!text.contains("mcpcert-malformed-token"), "{what}: {f} shows the malformed token");
+        for m in more {
+            assert!(!text.contains(m.as_str()), "{what}: {f} shows a given token");
+        }
+    }
+}
+
+#[test]
+fn clean_server_passes_every_auth_case_and_keeps_the_rest_green() {
+    let s = server(&[]);
+    let r = run("auth-clean", &s.url, &builtin_config(), &[], None);
+    assert!(
+        red(&r).is_empty(),
+        "clean server behind the test issuer: {:#?}",
+        red(&r).iter().map(|k| (k, &r.verdicts[k])).collect::<Vec<_>>()
+    );
+    let auth: Vec<&String> = r.verdicts.keys().filter(|k| k.contains("/auth/")).collect();
+    assert_eq!(auth.len(), 23, "{auth:?}");
+    for id in auth {
+        assert_eq!(r.verdicts[id].0, "pass", "{id}: {:?}", r.verdicts[id]);
+    }
+    // The run's token reached every other case: the tools were walked and called.
+    for id in ["2026-07-28/tools/list-walk", "2025-11-25/tools/call-content", "2026-07-28/tools/call-content"] {
+        assert_eq!(r.verdicts[id].0, "pass", "{id}: {:?}", r.verdicts[id]);
+    }
+    assert_no_token(&r, "clean run", &[]);
+    // Each wrong token's claims are shown, never the token.
+    let c = common::case(&r.report, "2026-07-28/auth/audience-validated");
+    let labels: Vec<&str> = c["transcript"].as_array().unwrap().iter().filter_map(|e| e["label"].as_str()).collect();
+    assert!(labels.iter().any(|l| l.contains("aud = https://mcpcert-other-resource.invalid/mcp")), "{labels:?}");
+}
+
+#[test]
+fn each_auth_fault_turns_exactly_its_cases_red() {
+    let out = std::process::Command::new(refserver()).args(["--list-faults", "--json"]).output().unwrap();
+    let faults: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let auth: Vec<&Value> = faults.iter().filter(|f| f["auth"] == true).collect();
+    assert!(auth.len() >= 13, "{auth:?}");
+    // Every authorization case is some fault's target.
+    let catalog = mcpcert::suite::load_builtin().unwrap();
+    let cases: BTreeSet<String> = catalog.cases.iter().filter(|c| c.id.contains("/auth/")).map(|c| c.id.clone()).collect();
+    let targeted: BTreeSet<String> =
+        auth.iter().flat_map(|f| f["targets"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_string())).collect();
+    assert_eq!(cases, targeted, "authorization cases and the --auth faults' targets");
+    let mut problems = Vec::new();
+    for f in auth {
+        let name = f["name"].as_str().unwrap();
+        let want: BTreeSet<String> = f["targets"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_string()).collect();
+        let s = server(&[name]);
+        let r = run(&format!("auth-{name}"), &s.url, &builtin_config(), &[], None);
+        let got = red(&r);
+        if got != want {
+            let detail: Vec<String> = got.symmetric_difference(&want).map(|k| format!("  {k}: {:?}", r.verdicts.get(k))).collect();
+            problems.push(format!("fault {name}: red {got:?}, expected {want:?}\n{}", detail.join("\n")));
+        }
+        // What the failures say names no token; the echoing fault's
+        // evidence shows the token masked.
+        assert_no_token(&r, name, &[]);
+        if name == "auth-echo-token" {
+            let c = common::case(&r.report, "2026-07-28/auth/token-not-echoed");
+            assert!(c.to_string().contains("[masked]"), "the echoed token is shown masked");
+        }
+        // A failure's reproducer gives the same verdict.
+        if name == "auth-ignores-aud" {
+            let c = common::case(&r.report, "2026-07-28/auth/audience-validated");
+            let repro = c["reproducer"].as_str().unwrap_or("");
+            assert!(!repro.contains("eyJ"), "the reproducer shows a token: {repro}");
+            // Its curl lines make the tokens again, each of its kind.
+            assert!(
+                repro.contains("Authorization: Bearer $(mcpcert auth-token --config") && repro.contains("--kind other-audience)"),
+                "{repro}"
+            );
+            let _one = serial();
+            let v = common::reproduce(repro, "2026-07-28/auth/audience-validated");
+            assert_eq!(v.as_deref(), Ok("fail"), "{repro}");
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// Tokens given from outside the run: minted beforehand by `mcpcert
+/// auth-token` (as a real authorization server would have), handed over in
+/// environment variables. Those the run can make from the valid one
+/// (malformed, bad signature, unknown key, alg none) are judged; those only
+/// a key holder could make are n/a unless given.
+#[test]
+fn given_tokens_judge_the_server_and_a_token_not_given_is_na() {
+    let i = issuer();
+    let s = server(&[]);
+    let mint = |kind: &str| {
+        let out = mcpcert()
+            .args(["auth-token", "--port", &i.port.to_string(), "--key-file", i.keys.to_str().unwrap(), "--aud", &s.url, "--kind", kind])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "auth-token --kind {kind}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    let (valid, expired) = (mint("valid"), mint("expired"));
+    assert!(valid.starts_with("eyJ") && expired.starts_with("eyJ") && valid != expired);
+    let cfg = i.dir.join("given.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "{TOOLS}[auth]\ntoken = {{ env = \"MCPCERT_TEST_VALID\" }}\nexpired_token = {{ env = \"MCPCERT_TEST_EXPIRED\" }}\n{SCOPE_CHECK}"
+        ),
+    )
+    .unwrap();
+    let env = [("MCPCERT_TEST_VALID", format!("Bearer {valid}")), ("MCPCERT_TEST_EXPIRED", expired.clone())];
+    let r = run("auth-given", &s.url, &cfg, &env, Some("auth/"));
+    for rev in ["2026-07-28", "2025-11-25"] {
+        for (case, want) in [
+            ("no-token-unauthorized", "pass"),
+            ("metadata-discoverable", "pass"),
+            ("resource-metadata", "pass"),
+            ("invalid-token-rejected", "pass"),
+            ("expired-token-rejected", "pass"),
+            ("query-token-refused", "pass"),
+            ("token-not-echoed", "pass"),
+            ("audience-validated", "n/a"),
+            ("issuer-validated", "n/a"),
+            ("insufficient-scope", "n/a"),
+        ] {
+            let id = format!("{rev}/auth/{case}");
+            let (v, msg) = &r.verdicts[&id];
+            assert_eq!(v, want, "{id}: {msg}");
+        }
+        let (_, msg) = &r.verdicts[&format!("{rev}/auth/audience-validated")];
+        assert!(msg.contains("other_audience_token"), "the n/a names the key that gives the token: {msg}");
+        let (_, msg) = &r.verdicts[&format!("{rev}/auth/insufficient-scope")];
+        assert!(msg.contains("missing_scope_token"), "{msg}");
+    }
+    assert_no_token(&r, "given tokens", &[valid, expired]);
+}
