@@ -111,7 +111,11 @@ fn run(name: &str, url: &str, cfg: &Path, env: &[(&str, String)], filter: Option
 }
 
 fn server(faults: &[&str]) -> common::HttpServer {
-    let mut args = vec!["--era".to_string(), "dual".into(), "--auth".into(), issuer().setup.display().to_string()];
+    server_in("dual", faults)
+}
+
+fn server_in(era: &str, faults: &[&str]) -> common::HttpServer {
+    let mut args = vec!["--era".to_string(), era.into(), "--auth".into(), issuer().setup.display().to_string()];
     for f in faults {
         args.push("--fault".into());
         args.push(f.to_string());
@@ -143,8 +147,8 @@ fn clean_server_passes_every_auth_case_and_keeps_the_rest_green() {
         "clean server behind the test issuer: {:#?}",
         red(&r).iter().map(|k| (k, &r.verdicts[k])).collect::<Vec<_>>()
     );
-    let auth: Vec<&String> = r.verdicts.keys().filter(|k| k.contains("/auth/")).collect();
-    assert_eq!(auth.len(), 23, "{auth:?}");
+    let auth: Vec<&String> = r.verdicts.keys().filter(|k| k.contains("/auth/") && !k.starts_with("2025-06-18/")).collect();
+    assert_eq!(auth.len(), 23, "{auth:?}"); // 2026-07-28 and 2025-11-25
     for id in auth {
         assert_eq!(r.verdicts[id].0, "pass", "{id}: {:?}", r.verdicts[id]);
     }
@@ -153,6 +157,14 @@ fn clean_server_passes_every_auth_case_and_keeps_the_rest_green() {
         assert_eq!(r.verdicts[id].0, "pass", "{id}: {:?}", r.verdicts[id]);
     }
     assert_no_token(&r, "clean run", &[]);
+    let older = server_in("2025-06-18", &[]);
+    let r6 = run("auth-clean-2025-06-18", &older.url, &builtin_config(), &[], None);
+    assert!(red(&r6).is_empty(), "clean 2025-06-18 server: {:?}", red(&r6));
+    let auth6: Vec<&String> = r6.verdicts.keys().filter(|k| k.starts_with("2025-06-18/auth/")).collect();
+    assert_eq!(auth6.len(), 8, "{auth6:?}");
+    for id in auth6 {
+        assert_eq!(r6.verdicts[id].0, "pass", "{id}: {:?}", r6.verdicts[id]);
+    }
     // Each wrong token's claims are shown, never the token.
     let c = common::case(&r.report, "2026-07-28/auth/audience-validated");
     let labels: Vec<&str> = c["transcript"].as_array().unwrap().iter().filter_map(|e| e["label"].as_str()).collect();
@@ -175,9 +187,18 @@ fn each_auth_fault_turns_exactly_its_cases_red() {
     for f in auth {
         let name = f["name"].as_str().unwrap();
         let want: BTreeSet<String> = f["targets"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_string()).collect();
+        // 2025-06-18 (a server of that revision only) keeps most of these rules.
+        let older = server_in("2025-06-18", &[name]);
+        let r = run(&format!("auth-{name}-2025-06-18"), &older.url, &builtin_config(), &[], None);
+        let want_older: BTreeSet<String> = want.iter().filter(|t| t.starts_with("2025-06-18/")).cloned().collect();
+        if red(&r) != want_older {
+            problems.push(format!("fault {name} (2025-06-18): red {:?}, expected {want_older:?}", red(&r)));
+        }
+        drop(older);
         let s = server(&[name]);
         let r = run(&format!("auth-{name}"), &s.url, &builtin_config(), &[], None);
         let got = red(&r);
+        let want: BTreeSet<String> = want.into_iter().filter(|t| !t.starts_with("2025-06-18/")).collect();
         if got != want {
             let detail: Vec<String> = got.symmetric_difference(&want).map(|k| format!("  {k}: {:?}", r.verdicts.get(k))).collect();
             problems.push(format!("fault {name}: red {got:?}, expected {want:?}\n{}", detail.join("\n")));
@@ -259,4 +280,26 @@ fn given_tokens_judge_the_server_and_a_token_not_given_is_na() {
         assert!(msg.contains("missing_scope_token"), "{msg}");
     }
     assert_no_token(&r, "given tokens", &[valid, expired]);
+}
+
+/// The built-in issuer signs with ES256 as well: a server that trusts its
+/// JWKS is judged the same.
+#[test]
+fn es256_tokens_are_judged_alike() {
+    let i = issuer();
+    let cfg = i.dir.join("es256.toml");
+    let text = format!(
+        "{TOOLS}[auth]\nport = {}\nkey_file = {:?}\nalg = \"ES256\"\nscopes = [\"mcp:read\", \"mcp:tools\"]\n{SCOPE_CHECK}",
+        i.port,
+        i.keys.display().to_string()
+    );
+    std::fs::write(&cfg, text).unwrap();
+    let s = server(&[]);
+    let r = run("auth-es256", &s.url, &cfg, &[], Some("auth/"));
+    assert!(red(&r).is_empty(), "{:?}", red(&r).iter().map(|k| (k, &r.verdicts[k])).collect::<Vec<_>>());
+    let c = common::case(&r.report, "2026-07-28/auth/invalid-token-rejected");
+    assert_eq!(c["verdict"], "pass");
+    let s = server(&["auth-accepts-alg-none"]);
+    let r = run("auth-es256-none", &s.url, &cfg, &[], Some("auth/"));
+    assert_eq!(r.verdicts["2026-07-28/auth/invalid-token-rejected"].0, "fail");
 }
