@@ -19,6 +19,8 @@ use std::sync::{Mutex, OnceLock};
 struct Issuer {
     dir: PathBuf,
     port: u16,
+    /// Where mcpcert plays the servers' upstream API.
+    upstream: u16,
     /// What `auth-setup --out` wrote (the server's `--auth FILE`).
     setup: PathBuf,
     keys: PathBuf,
@@ -41,7 +43,7 @@ fn issuer() -> &'static Issuer {
         assert!(out.status.success(), "auth-setup: {}", String::from_utf8_lossy(&out.stderr));
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(text.contains(&format!("http://127.0.0.1:{port}")) && text.contains("BEGIN PUBLIC KEY"), "{text}");
-        Issuer { dir, port, setup, keys }
+        Issuer { dir, port, setup, keys, upstream: free_port() }
     })
 }
 
@@ -61,9 +63,10 @@ fn builtin_config() -> PathBuf {
     let i = issuer();
     let p = i.dir.join("builtin.toml");
     let text = format!(
-        "{TOOLS}[auth]\nport = {}\nkey_file = {:?}\nscopes = [\"mcp:read\", \"mcp:tools\"]\n{SCOPE_CHECK}",
+        "{TOOLS}[auth]\nport = {}\nkey_file = {:?}\nupstream_port = {}\nscopes = [\"mcp:read\", \"mcp:tools\"]\n{SCOPE_CHECK}",
         i.port,
-        i.keys.display().to_string()
+        i.keys.display().to_string(),
+        i.upstream
     );
     std::fs::write(&p, text).unwrap();
     p
@@ -115,7 +118,9 @@ fn server(faults: &[&str]) -> common::HttpServer {
 }
 
 fn server_in(era: &str, faults: &[&str]) -> common::HttpServer {
-    let mut args = vec!["--era".to_string(), era.into(), "--auth".into(), issuer().setup.display().to_string()];
+    let i = issuer();
+    let mut args = vec!["--era".to_string(), era.into(), "--auth".into(), i.setup.display().to_string()];
+    args.extend(["--auth-upstream".to_string(), format!("127.0.0.1:{}", i.upstream)]);
     for f in faults {
         args.push("--fault".into());
         args.push(f.to_string());
@@ -148,7 +153,7 @@ fn clean_server_passes_every_auth_case_and_keeps_the_rest_green() {
         red(&r).iter().map(|k| (k, &r.verdicts[k])).collect::<Vec<_>>()
     );
     let auth: Vec<&String> = r.verdicts.keys().filter(|k| k.contains("/auth/") && !k.starts_with("2025-06-18/")).collect();
-    assert_eq!(auth.len(), 23, "{auth:?}"); // 2026-07-28 and 2025-11-25
+    assert_eq!(auth.len(), 25, "{auth:?}"); // 2026-07-28 and 2025-11-25
     for id in auth {
         assert_eq!(r.verdicts[id].0, "pass", "{id}: {:?}", r.verdicts[id]);
     }
@@ -161,7 +166,7 @@ fn clean_server_passes_every_auth_case_and_keeps_the_rest_green() {
     let r6 = run("auth-clean-2025-06-18", &older.url, &builtin_config(), &[], None);
     assert!(red(&r6).is_empty(), "clean 2025-06-18 server: {:?}", red(&r6));
     let auth6: Vec<&String> = r6.verdicts.keys().filter(|k| k.starts_with("2025-06-18/auth/")).collect();
-    assert_eq!(auth6.len(), 8, "{auth6:?}");
+    assert_eq!(auth6.len(), 9, "{auth6:?}");
     for id in auth6 {
         assert_eq!(r6.verdicts[id].0, "pass", "{id}: {:?}", r6.verdicts[id]);
     }
@@ -269,6 +274,7 @@ fn given_tokens_judge_the_server_and_a_token_not_given_is_na() {
             ("audience-validated", "n/a"),
             ("issuer-validated", "n/a"),
             ("insufficient-scope", "n/a"),
+            ("no-token-passthrough", "n/a"),
         ] {
             let id = format!("{rev}/auth/{case}");
             let (v, msg) = &r.verdicts[&id];

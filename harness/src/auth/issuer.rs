@@ -94,3 +94,76 @@ fn metadata(url: &str) -> Value {
         "id_token_signing_alg_values_supported": ["RS256", "ES256"],
     })
 }
+
+/// `[auth] upstream_port`: mcpcert playing the upstream API a server
+/// calls on 127.0.0.1, recording the `Authorization` each request carried
+/// (to see whether the server passes its caller's token through). It
+/// answers every request 200 with an empty JSON object.
+#[derive(Debug)]
+pub struct Upstream {
+    listener: std::net::TcpListener,
+    url: String,
+    seen: std::sync::Arc<std::sync::Mutex<Vec<Seen>>>,
+}
+
+/// One request that reached the upstream: its request line and its
+/// `Authorization` value (None: none).
+#[derive(Debug, Clone)]
+pub struct Seen {
+    pub line: String,
+    pub authorization: Option<String>,
+}
+
+/// What the upstream saw, shared with the cases.
+pub type UpstreamLog = std::sync::Arc<std::sync::Mutex<Vec<Seen>>>;
+
+impl Upstream {
+    pub fn bind(port: u16) -> Result<Upstream, String> {
+        let listener = std::net::TcpListener::bind(("127.0.0.1", port))
+            .map_err(|e| format!("the upstream mcpcert plays cannot listen on 127.0.0.1:{port}: {e}"))?;
+        listener.set_nonblocking(true).map_err(|e| e.to_string())?;
+        let url = format!("http://{}", listener.local_addr().map_err(|e| e.to_string())?);
+        Ok(Upstream { listener, url, seen: Default::default() })
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    pub fn log(&self) -> UpstreamLog {
+        self.seen.clone()
+    }
+
+    /// Serve until the runtime ends (spawn it).
+    pub async fn serve(self) {
+        let Ok(listener) = tokio::net::TcpListener::from_std(self.listener) else { return };
+        loop {
+            let Ok((mut sock, _)) = listener.accept().await else { continue };
+            let seen = self.seen.clone();
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 2048];
+                while !buf.windows(4).any(|w| w == b"\r\n\r\n") && buf.len() < 16 * 1024 {
+                    match tokio::time::timeout(std::time::Duration::from_secs(5), sock.read(&mut chunk)).await {
+                        Ok(Ok(n)) if n > 0 => buf.extend_from_slice(&chunk[..n]),
+                        _ => return,
+                    }
+                }
+                let head = String::from_utf8_lossy(&buf).into_owned();
+                let mut lines = head.lines();
+                let line = lines.next().unwrap_or("").to_string();
+                let authorization = lines
+                    .filter_map(|l| l.split_once(':'))
+                    .find(|(k, _)| k.trim().eq_ignore_ascii_case("authorization"))
+                    .map(|(_, v)| v.trim().to_string());
+                if let Ok(mut s) = seen.lock() {
+                    s.push(Seen { line, authorization });
+                }
+                let _ = sock
+                    .write_all(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}")
+                    .await;
+                let _ = sock.shutdown().await;
+            });
+        }
+    }
+}

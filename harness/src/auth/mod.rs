@@ -14,7 +14,7 @@
 mod issuer;
 mod keys;
 
-pub use issuer::Issuer;
+pub use issuer::{Issuer, Seen, Upstream, UpstreamLog};
 pub use keys::{Alg, Keys};
 
 use base64::Engine;
@@ -40,6 +40,9 @@ pub struct AuthConfig {
     /// The `scope` of valid tokens (space-separated in the claim).
     #[serde(default)]
     pub scopes: Vec<String>,
+    /// Play the upstream API the server calls, on 127.0.0.1 at this port,
+    /// to see whether it passes the caller's token through.
+    pub upstream_port: Option<u16>,
     /// The `sub` of the tokens (default "mcpcert").
     pub subject: Option<String>,
     /// An operation that needs a scope: the insufficient-scope case sends
@@ -166,6 +169,9 @@ pub struct Tokens {
     pub shell: BTreeMap<TokenKind, String>,
     pub scope_check: Option<ScopeCheck>,
     pub audience: String,
+    /// `[auth] upstream_port`: where mcpcert plays the server's upstream,
+    /// and what reached it.
+    pub upstream: Option<(String, UpstreamLog)>,
 }
 
 impl Tokens {
@@ -327,7 +333,7 @@ impl AuthConfig {
             }
         };
         derive(&mut tokens, &keys, alg)?;
-        Ok((Tokens { source, tokens, shell: BTreeMap::new(), scope_check: self.scope_check.clone(), audience }, issuer))
+        Ok((Tokens { source, tokens, shell: BTreeMap::new(), scope_check: self.scope_check.clone(), audience, upstream: None }, issuer))
     }
 
     /// The built-in issuer's tokens without serving it (`mcpcert
@@ -349,6 +355,7 @@ impl AuthConfig {
             shell: BTreeMap::new(),
             scope_check: self.scope_check.clone(),
             audience,
+            upstream: None,
         })
     }
 

@@ -26,6 +26,7 @@ mod lists;
 mod load;
 mod mrtr;
 mod older;
+mod passthrough;
 mod reads;
 mod registry;
 mod replay;

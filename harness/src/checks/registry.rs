@@ -5,8 +5,8 @@
 
 use super::{Check, DynCheck, Scope};
 use super::{
-    audits, auth, client_requests, completion, fixtures, headers, input_required, lifecycle, lists, load, mrtr, older, reads, roles,
-    stateless, subscriptions, tools,
+    audits, auth, client_requests, completion, fixtures, headers, input_required, lifecycle, lists, load, mrtr, older, passthrough, reads,
+    roles, stateless, subscriptions, tools,
 };
 use crate::wire::Revision;
 use serde_json::Value;
@@ -89,6 +89,7 @@ pub static REGISTRY: &[Entry] = &[
     entry::<older::SseEndpoint>(),
     entry::<older::SseMessageEvents>(),
     entry::<auth::AuthProbe>(),
+    entry::<passthrough::AuthPassthrough>(),
 ];
 
 pub fn lookup(name: &str) -> Option<&'static Entry> {

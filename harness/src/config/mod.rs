@@ -33,6 +33,7 @@
 //! port = 9911                # its port on 127.0.0.1 (fixed: the same iss every run)
 //! key_file = "issuer-keys.json"   # keep its signing keys (made when missing)
 //! scopes = ["mcp:read", "mcp:tools"]
+//! upstream_port = 9912       # play the server's upstream API (token passthrough)
 //! [auth.scope_check]         # an operation that needs a scope
 //! method = "tools/list"
 //! scope = "mcp:read"

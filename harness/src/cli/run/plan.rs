@@ -30,8 +30,10 @@ pub(super) struct Plan {
     pub rerun_base: String,
     /// The revision the probes ask for exactly, if the cases fix one.
     pub probe_revision: Option<Revision>,
-    /// `[auth]`: the built-in test issuer, to serve while the run lasts.
+    /// `[auth]`: the built-in test issuer, and the upstream mcpcert plays,
+    /// to serve while the run lasts.
     pub issuer: Option<mcpcert::auth::Issuer>,
+    pub upstream: Option<mcpcert::auth::Upstream>,
 }
 
 /// The plan, or the exit code to end with now (a usage error; `--list`).
@@ -61,7 +63,7 @@ pub(super) fn plan(args: &RunArgs, console: &mut Console) -> Result<Plan, u8> {
     let limits = limits_from(args, cfg_file.as_ref().map(|(_, c)| c));
     let mut target = target_from(args, cfg_file.as_ref()).map_err(usage)?;
     let mut policy = policy_from(args, cfg_file.as_ref()).map_err(usage)?;
-    let issuer = auth(cfg_file.as_ref(), &mut target, &mut policy)?;
+    let (issuer, upstream) = auth(cfg_file.as_ref(), &mut target, &mut policy)?;
     let mut derived_origin = None;
     if set.is_some() {
         policy.requirements = true;
@@ -80,20 +82,18 @@ pub(super) fn plan(args: &RunArgs, console: &mut Console) -> Result<Plan, u8> {
         rerun_base.push_str(&format!(" --allowed-origin {}", mcpcert::transport::shell_quote(o)));
     }
     let probe_revision = probe_revision(revision, &cases);
-    Ok(Plan { catalog, set, cases, baseline, previous, target, limits, policy, masker, rerun_base, probe_revision, issuer })
+    Ok(Plan { catalog, set, cases, baseline, previous, target, limits, policy, masker, rerun_base, probe_revision, issuer, upstream })
 }
 
 /// `[auth]` over HTTP: the run's tokens (in the policy, for the
 /// authorization cases), the valid one sent on every request, and the
 /// built-in issuer to serve. Over stdio a server takes credentials from its
 /// environment: `[auth]` is left aside (its cases are n/a).
-fn auth(
-    cfg: Option<&(std::path::PathBuf, config::ConfigFile)>,
-    target: &mut TargetSpec,
-    policy: &mut Policy,
-) -> Result<Option<mcpcert::auth::Issuer>, u8> {
-    let Some((path, auth)) = cfg.and_then(|(p, c)| c.auth.as_ref().map(|a| (p, a))) else { return Ok(None) };
-    let Some(url) = target.url().map(String::from) else { return Ok(None) };
+type Served = (Option<mcpcert::auth::Issuer>, Option<mcpcert::auth::Upstream>);
+
+fn auth(cfg: Option<&(std::path::PathBuf, config::ConfigFile)>, target: &mut TargetSpec, policy: &mut Policy) -> Result<Served, u8> {
+    let Some((path, auth)) = cfg.and_then(|(p, c)| c.auth.as_ref().map(|a| (p, a))) else { return Ok((None, None)) };
+    let Some(url) = target.url().map(String::from) else { return Ok((None, None)) };
     if let TargetSpec::Http(h) = &*target
         && h.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("authorization"))
     {
@@ -105,10 +105,15 @@ fn auth(
     let (mut tokens, issuer) =
         auth.prepare(&url, |k| std::env::var(k).ok()).map_err(|e| usage(format!("config {}: {e}", path.display())))?;
     tokens.set_shell(auth, path);
+    let upstream = match auth.upstream_port {
+        Some(p) => Some(mcpcert::auth::Upstream::bind(p).map_err(|e| usage(format!("config {}: {e}", path.display())))?),
+        None => None,
+    };
+    tokens.upstream = upstream.as_ref().map(|u| (u.url().to_string(), u.log()));
     let bearer = tokens.bearer(mcpcert::auth::TokenKind::Valid).map_err(usage)?;
     *target = target.with_identity(&[("Authorization".to_string(), bearer)], &[]);
     policy.auth = Some(std::sync::Arc::new(tokens));
-    Ok(issuer)
+    Ok((issuer, upstream))
 }
 
 /// `--revision` and `--requirements`: a requirement set fixes the revision

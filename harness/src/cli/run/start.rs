@@ -51,6 +51,10 @@ pub(super) fn start(args: &RunArgs, mut plan: Plan) -> Result<Started, u8> {
         console::err_line(format!("auth: mcpcert's test issuer at {} (JWKS {}) signs the run's tokens", issuer.url(), issuer.jwks_url()));
         rt.spawn(issuer.serve());
     }
+    if let Some(up) = plan.upstream.take() {
+        console::err_line(format!("auth: mcpcert plays the server's upstream at {}", up.url()));
+        rt.spawn(up.serve());
+    }
     let started_unix_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0);
     let cfg = RunConfig {
         target: plan.target.clone(),
