@@ -26,8 +26,18 @@ struct Issuer {
     keys: PathBuf,
 }
 
+/// A free port for the issuer or the upstream, below the kernel's range
+/// of ephemeral ports (Linux: from 32768): they are bound only while a run
+/// lasts, and a server started meanwhile on port 0 must not be handed one.
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    static NEXT: std::sync::atomic::AtomicU16 = std::sync::atomic::AtomicU16::new(0);
+    let start = (std::process::id() % 6_000) as u16 * 2;
+    loop {
+        let p = 20_000 + (start + NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) % 12_000;
+        if std::net::TcpListener::bind(("127.0.0.1", p)).is_ok() {
+            return p;
+        }
+    }
 }
 
 fn issuer() -> &'static Issuer {
@@ -58,18 +68,23 @@ const TOOLS: &str = "[tools.echo]\ncall = true\n[tools.add]\ncall = true\n[tools
 
 const SCOPE_CHECK: &str = "[auth.scope_check]\nmethod = \"tools/call\"\nparams = { name = \"echo\", arguments = { text = \"mcpcert\" } }\nscope = \"mcp:tools\"\n";
 
-/// The config of a run with the built-in issuer.
+/// The config of a run with the built-in issuer, written once (the tests
+/// run at once: rewriting it while another run reads it would race).
 fn builtin_config() -> PathBuf {
-    let i = issuer();
-    let p = i.dir.join("builtin.toml");
-    let text = format!(
-        "{TOOLS}[auth]\nport = {}\nkey_file = {:?}\nupstream_port = {}\nscopes = [\"mcp:read\", \"mcp:tools\"]\n{SCOPE_CHECK}",
-        i.port,
-        i.keys.display().to_string(),
-        i.upstream
-    );
-    std::fs::write(&p, text).unwrap();
-    p
+    static P: OnceLock<PathBuf> = OnceLock::new();
+    P.get_or_init(|| {
+        let i = issuer();
+        let p = i.dir.join("builtin.toml");
+        let text = format!(
+            "{TOOLS}[auth]\nport = {}\nkey_file = {:?}\nupstream_port = {}\nscopes = [\"mcp:read\", \"mcp:tools\"]\n{SCOPE_CHECK}",
+            i.port,
+            i.keys.display().to_string(),
+            i.upstream
+        );
+        std::fs::write(&p, text).unwrap();
+        p
+    })
+    .clone()
 }
 
 struct Run {
@@ -213,7 +228,8 @@ fn each_auth_fault_turns_exactly_its_cases_red() {
         assert_no_token(&r, name, &[]);
         if name == "auth-echo-token" {
             let c = common::case(&r.report, "2026-07-28/auth/token-not-echoed");
-            assert!(c.to_string().contains("[masked]"), "the echoed token is shown masked");
+            let bodies: Vec<&str> = c["transcript"].as_array().unwrap().iter().filter_map(|e| e["body"].as_str()).collect();
+            assert!(bodies.iter().any(|b| b.contains("(token [masked])")), "the echoed token is shown masked: {bodies:?}");
         }
         // A failure's reproducer gives the same verdict.
         if name == "auth-ignores-aud" {
@@ -233,6 +249,22 @@ fn each_auth_fault_turns_exactly_its_cases_red() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
+/// One defect, one failure: a server that enforces no authorization at all
+/// (the reference server without --auth) fails only the no-token case; the
+/// cases that send wrong tokens or read the metadata do not apply.
+#[test]
+fn a_server_without_auth_fails_only_the_no_token_case() {
+    let s = start_http(&["--era".to_string(), "dual".into()]);
+    let r = run("auth-none", &s.url, &builtin_config(), &[], Some("auth/"));
+    let want: BTreeSet<String> =
+        ["2026-07-28/auth/no-token-unauthorized", "2025-11-25/auth/no-token-unauthorized"].iter().map(|s| s.to_string()).collect();
+    assert_eq!(red(&r), want, "{:#?}", r.verdicts);
+    for case in ["invalid-token-rejected", "audience-validated", "resource-metadata", "query-token-refused", "metadata-discoverable"] {
+        let (v, msg) = &r.verdicts[&format!("2026-07-28/auth/{case}")];
+        assert_eq!(v, "n/a", "{case}: {msg}");
+    }
+}
+
 /// Tokens given from outside the run: minted beforehand by `mcpcert
 /// auth-token` (as a real authorization server would have), handed over in
 /// environment variables. Those the run can make from the valid one
@@ -250,17 +282,21 @@ fn given_tokens_judge_the_server_and_a_token_not_given_is_na() {
         assert!(out.status.success(), "auth-token --kind {kind}: {}", String::from_utf8_lossy(&out.stderr));
         String::from_utf8(out.stdout).unwrap().trim().to_string()
     };
-    let (valid, expired) = (mint("valid"), mint("expired"));
+    let (valid, expired, early) = (mint("valid"), mint("expired"), mint("not-yet-valid"));
     assert!(valid.starts_with("eyJ") && expired.starts_with("eyJ") && valid != expired);
     let cfg = i.dir.join("given.toml");
     std::fs::write(
         &cfg,
         format!(
-            "{TOOLS}[auth]\ntoken = {{ env = \"MCPCERT_TEST_VALID\" }}\nexpired_token = {{ env = \"MCPCERT_TEST_EXPIRED\" }}\n{SCOPE_CHECK}"
+            "{TOOLS}[auth]\ntoken = {{ env = \"MCPCERT_TEST_VALID\" }}\nexpired_token = {{ env = \"MCPCERT_TEST_EXPIRED\" }}\nnot_yet_valid_token = {{ env = \"MCPCERT_TEST_EARLY\" }}\n{SCOPE_CHECK}"
         ),
     )
     .unwrap();
-    let env = [("MCPCERT_TEST_VALID", format!("Bearer {valid}")), ("MCPCERT_TEST_EXPIRED", expired.clone())];
+    let env = [
+        ("MCPCERT_TEST_VALID", format!("Bearer {valid}")),
+        ("MCPCERT_TEST_EXPIRED", expired.clone()),
+        ("MCPCERT_TEST_EARLY", early.clone()),
+    ];
     let r = run("auth-given", &s.url, &cfg, &env, Some("auth/"));
     for rev in ["2026-07-28", "2025-11-25"] {
         for (case, want) in [
@@ -285,7 +321,7 @@ fn given_tokens_judge_the_server_and_a_token_not_given_is_na() {
         let (_, msg) = &r.verdicts[&format!("{rev}/auth/insufficient-scope")];
         assert!(msg.contains("missing_scope_token"), "{msg}");
     }
-    assert_no_token(&r, "given tokens", &[valid, expired]);
+    assert_no_token(&r, "given tokens", &[valid, expired, early]);
 }
 
 /// The built-in issuer signs with ES256 as well: a server that trusts its

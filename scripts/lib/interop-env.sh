@@ -74,6 +74,18 @@ setup_official() {
 }
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# A free port below the kernel's ephemeral range (from 32768), for a
+# listener bound only now and then (the test issuer): no connection or
+# server on port 0 is handed it meanwhile.
+fixed_port() {
+  python3 -c 'import os, socket
+for i in range(12000):
+    p = 20000 + (os.getpid() * 7 + i) % 12000
+    try:
+        s = socket.socket(); s.bind(("127.0.0.1", p)); s.close(); print(p); break
+    except OSError:
+        pass'
+}
 
 pids=""
 # SIGKILL: some servers (uvicorn under the Python SDK 1.3 with an SSE
@@ -113,7 +125,7 @@ start_http() {
       # fastmcp behind its JWT verifier, trusting mcpcert's built-in test
       # issuer (a fixed port and kept keys, in LOGDIR): a protected server.
       local iport keys
-      iport=$(free_port)
+      iport=$(fixed_port)
       keys=$(cd "$2" && pwd)/auth-keys.json
       "$m" auth-setup --port "$iport" --key-file "$keys" --out "$2/auth-issuer.json" >/dev/null || return 1
       printf '%s\n' "[calls]" "open_world = true" "[auth]" "port = $iport" "key_file = \"$keys\"" 'scopes = ["mcp:read"]' \

@@ -112,6 +112,9 @@ pub struct Upstream {
 pub struct Seen {
     pub line: String,
     pub authorization: Option<String>,
+    /// The whole request head (a token may travel in any header, or the
+    /// request line's query).
+    pub head: String,
 }
 
 /// What the upstream saw, shared with the cases.
@@ -157,7 +160,7 @@ impl Upstream {
                     .find(|(k, _)| k.trim().eq_ignore_ascii_case("authorization"))
                     .map(|(_, v)| v.trim().to_string());
                 if let Ok(mut s) = seen.lock() {
-                    s.push(Seen { line, authorization });
+                    s.push(Seen { line, authorization, head: head.clone() });
                 }
                 let _ = sock
                     .write_all(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}")

@@ -53,6 +53,7 @@ pub struct AuthConfig {
     pub expired_token: Option<EnvRef>,
     pub other_audience_token: Option<EnvRef>,
     pub other_issuer_token: Option<EnvRef>,
+    pub not_yet_valid_token: Option<EnvRef>,
     pub missing_scope_token: Option<EnvRef>,
 }
 
@@ -131,7 +132,8 @@ impl TokenKind {
     pub fn config_key(self) -> &'static str {
         match self {
             TokenKind::Valid => "token",
-            TokenKind::Expired | TokenKind::NotYetValid => "expired_token",
+            TokenKind::Expired => "expired_token",
+            TokenKind::NotYetValid => "not_yet_valid_token",
             TokenKind::OtherAudience => "other_audience_token",
             TokenKind::OtherIssuer => "other_issuer_token",
             TokenKind::MissingScope => "missing_scope_token",
@@ -193,9 +195,18 @@ impl Tokens {
         })
     }
 
-    /// Every token value (for the masker).
+    /// Every token value, and each JWT's signature alone (a server may
+    /// echo that part), for the masker.
     pub fn secrets(&self) -> Vec<String> {
-        self.tokens.values().map(|t| t.value.clone()).collect()
+        let mut out: Vec<String> = self.tokens.values().map(|t| t.value.clone()).collect();
+        for t in self.tokens.values() {
+            if t.value.matches('.').count() == 2
+                && let Some(sig) = t.value.rsplit('.').next().filter(|s| s.len() >= 16)
+            {
+                out.push(sig.to_string());
+            }
+        }
+        out
     }
 
     /// The reproducers' way to write each token, for a run whose config is
@@ -210,6 +221,7 @@ impl Tokens {
                 TokenKind::Expired => cfg.expired_token.as_ref(),
                 TokenKind::OtherAudience => cfg.other_audience_token.as_ref(),
                 TokenKind::OtherIssuer => cfg.other_issuer_token.as_ref(),
+                TokenKind::NotYetValid => cfg.not_yet_valid_token.as_ref(),
                 TokenKind::MissingScope => cfg.missing_scope_token.as_ref(),
                 _ => None,
             };
@@ -316,6 +328,7 @@ impl AuthConfig {
                     (&self.expired_token, "expired_token", TokenKind::Expired),
                     (&self.other_audience_token, "other_audience_token", TokenKind::OtherAudience),
                     (&self.other_issuer_token, "other_issuer_token", TokenKind::OtherIssuer),
+                    (&self.not_yet_valid_token, "not_yet_valid_token", TokenKind::NotYetValid),
                     (&self.missing_scope_token, "missing_scope_token", TokenKind::MissingScope),
                 ] {
                     if let Some(v) = given(r, key)? {

@@ -12,6 +12,7 @@ use super::{Check, Cx, Need, Outcome};
 use crate::auth::{TokenKind, Tokens};
 use crate::record::{Exchange, Transport};
 use crate::session::Msg;
+use crate::wire::HeaderEdit;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -178,7 +179,7 @@ impl Probe<'_, '_> {
             }
         };
         conn.set_session_id(sid);
-        let mut ex = if msg.http_method == "GET" {
+        let mut ex = if msg.http_method == "GET" && url.is_none() {
             self.cx.session.get_head(&mut conn, self.cx.rev, msg.label, self.cx.case).await
         } else {
             self.cx.exchange(&mut conn, &msg).await
@@ -213,14 +214,32 @@ impl Probe<'_, '_> {
         served
     }
 
-    /// Each of `kinds` sent must get 401.
+    /// Whether the server serves the plain request with no token at all
+    /// (then the case is n/a: one defect, judged by no-token-unauthorized,
+    /// not again by every case that sends a wrong token).
+    async fn unprotected(&mut self) -> bool {
+        let Some(ex) = self.no_token_request().await else { return true };
+        let served = ex.error.is_none() && ex.status.is_some_and(|s| (200..300).contains(&s));
+        let why = ex.summary();
+        self.out.exchanges.push(ex);
+        if served {
+            self.out.set_na(format!(
+                "the server serves a request without any token ({why}), so what it does with a wrong one shows nothing more; auth/no-token-unauthorized judges that"
+            ));
+        }
+        served
+    }
+
+    /// Each of `kinds` sent must get 401. Every kind the title names is
+    /// sent, or the case does not pass: a kind that cannot be made or was
+    /// not given leaves it n/a when the others were refused.
     async fn refused(&mut self, kinds: &[TokenKind]) {
         let missing: Vec<String> = kinds.iter().filter_map(|k| self.tokens.get(*k).err()).collect();
         if missing.len() == kinds.len() {
             self.out.set_na(missing.join("; "));
             return;
         }
-        if !self.control().await {
+        if !self.control().await || self.unprotected().await {
             return;
         }
         for k in kinds {
@@ -228,8 +247,11 @@ impl Probe<'_, '_> {
             let Some(ex) = sent else { return };
             self.expect_401(ex, &format!("a request with {}", k.describe()));
         }
-        for m in missing {
-            self.out.exchanges.push(Exchange::note("not sent", m));
+        if !missing.is_empty() && self.out.failures.is_empty() && !self.out.is_error() {
+            self.out.set_na(format!(
+                "the tokens sent were refused, but not every token this case judges could be sent: {}",
+                missing.join("; ")
+            ));
         }
     }
 
@@ -324,19 +346,26 @@ impl Probe<'_, '_> {
         Some((url, origin, known))
     }
 
-    /// GET `url` with no token: the JSON document, or why not.
-    async fn fetch(&mut self, url: &str) -> Result<Value, String> {
+    /// GET `url` with no token, asking for JSON: the document; or why
+    /// not, `Missing` (not served there) apart from `Broken` (no answer: a
+    /// transport error, judged as `error`).
+    async fn fetch(&mut self, url: &str) -> Result<Value, Fetch> {
         let label = format!("GET {url} (protected resource metadata), no token");
-        let Some(ex) = self.send(Some(url), None, Msg::raw(self.cx.rev, &label, "GET")).await else {
-            return Err("not sent".into());
+        let accept = [HeaderEdit::Set("Accept".into(), "application/json".into())];
+        let Some(ex) = self.send(Some(url), None, Msg::raw(self.cx.rev, &label, "GET").edits(&accept)).await else {
+            return Err(Fetch::Broken("not sent".into()));
         };
         let r = match (&ex.error, ex.status) {
-            (Some(e), _) => Err(e.to_string()),
+            (Some(e), _) => Err(Fetch::Broken(e.to_string())),
             (None, Some(200)) => {
                 let text = ex.body.clone().or_else(|| ex.frames.first().map(|f| f.raw.clone())).unwrap_or_default();
-                serde_json::from_str::<Value>(&text).map_err(|e| format!("HTTP 200 but not JSON ({e})"))
+                match serde_json::from_str::<Value>(&text) {
+                    Ok(v) if v.is_object() => Ok(v),
+                    Ok(_) => Err(Fetch::Missing("HTTP 200 but not a JSON object".into())),
+                    Err(e) => Err(Fetch::Missing(format!("HTTP 200 but not JSON ({e})"))),
+                }
             }
-            (None, s) => Err(s.map_or("no answer".into(), |s| format!("HTTP {s}"))),
+            (None, s) => Err(Fetch::Missing(s.map_or("no answer".into(), |s| format!("HTTP {s}")))),
         };
         self.out.exchanges.push(ex);
         r
@@ -345,20 +374,30 @@ impl Probe<'_, '_> {
     async fn discovery(&mut self) {
         let Some((_, _, known)) = self.urls() else { return self.out.set_na("the target has no URL") };
         let Some(ch) = self.challenge().await else { return };
-        let header = match &ch {
-            Ok(c) => c.params.get("resource_metadata").cloned().ok_or("the 401's Bearer challenge has no resource_metadata".to_string()),
+        // The header names the metadata's URL: present and an absolute URL
+        // (that it serves the metadata, resource-metadata judges).
+        let header: Result<(), String> = match &ch {
+            Ok(c) => match c.params.get("resource_metadata") {
+                Some(m) if reqwest::Url::parse(m).is_ok() => return,
+                Some(m) => Err(format!("the 401's Bearer challenge names resource_metadata=\"{m}\", which is not an absolute URL")),
+                None => Err("the 401's Bearer challenge has no resource_metadata".to_string()),
+            },
             Err(e) => Err(e.clone()),
         };
-        if header.is_ok() {
-            return;
-        }
         let mut tried = Vec::new();
+        let mut broken = false;
         for url in &known {
             match self.fetch(url).await {
-                Ok(v) if v.is_object() => return,
-                Ok(_) => tried.push(format!("{url}: not a JSON object")),
-                Err(e) => tried.push(format!("{url}: {e}")),
+                Ok(_) => return,
+                Err(Fetch::Missing(e)) => tried.push(format!("{url}: {e}")),
+                Err(Fetch::Broken(e)) => {
+                    broken = true;
+                    tried.push(format!("{url}: {e}"))
+                }
             }
+        }
+        if broken {
+            return self.out.set_error(format!("the well-known URIs could not be fetched ({})", tried.join("; ")));
         }
         self.out.fail(format!(
             "a client cannot find the protected resource metadata: {}, and it is not at a well-known URI ({}); the server must offer one of the two",
@@ -378,69 +417,101 @@ impl Probe<'_, '_> {
         }
     }
 
-    /// The metadata document as a client finds it: at the challenge's
-    /// `resource_metadata` when that is on the server's own origin, else
-    /// at the well-known URIs; with the `resource` values it may carry.
-    async fn metadata(&mut self) -> Result<(Value, Vec<String>, Option<Challenge>), String> {
-        let Some((url, origin, known)) = self.urls() else { return Err("the target has no URL".into()) };
+    /// The 401's challenge (None: no Bearer challenge, or no 401), and the
+    /// metadata document as a client finds it: at the challenge's
+    /// `resource_metadata` (which a client follows when present, so a dead
+    /// one is the answer), else at the well-known URIs; with the `resource`
+    /// values it may carry. `Err(None)`: the case already ended (error).
+    async fn metadata(&mut self) -> (Option<Challenge>, Result<(Value, Vec<String>), Option<String>>) {
+        let Some((url, origin, known)) = self.urls() else { return (None, Err(Some("the target has no URL".into()))) };
+        // Nothing is protected: no-token-unauthorized is the one failure.
+        if self.unprotected().await {
+            return (None, Err(None));
+        }
         let ch = match self.challenge().await {
             Some(Ok(c)) => Some(c),
             Some(Err(_)) => None,
-            None if self.out.is_error() => return Err(String::new()),
+            None if self.out.is_error() => return (None, Err(None)),
             None => None,
         };
         // Judged again here on what this case finds.
         if self.out.is_na() {
             self.out.end = Default::default();
         }
-        let mut places: Vec<(String, Vec<String>)> = Vec::new();
-        if let Some(m) = ch.as_ref().and_then(|c| c.params.get("resource_metadata")) {
-            match reqwest::Url::parse(m) {
-                Ok(u) if u.origin().ascii_serialization() == origin => places.push((m.clone(), vec![url.clone()])),
-                _ => self.out.exchanges.push(Exchange::note(
-                    "not fetched",
-                    format!("the challenge names metadata at {m}, not on the server's origin ({origin}); mcpcert fetches only from the server under test"),
-                )),
-            }
+        // The resource identifiers a client may hold: the URL it used, and
+        // the configured canonical URI (a server behind a proxy).
+        let mut ids = vec![url.clone()];
+        if self.tokens.audience != url {
+            ids.push(self.tokens.audience.clone());
         }
-        for (i, k) in known.iter().enumerate() {
-            let root = i + 1 == known.len();
-            let mut ok = vec![url.clone()];
-            if root {
-                ok.push(origin.clone());
+        if let Some(m) = ch.as_ref().and_then(|c| c.params.get("resource_metadata")).cloned() {
+            match reqwest::Url::parse(&m) {
+                Ok(u) if u.origin().ascii_serialization() == origin => {
+                    return match self.fetch(&m).await {
+                        Ok(doc) => (ch, Ok((doc, ids))),
+                        Err(Fetch::Broken(e)) => {
+                            self.out.set_error(format!("{m} could not be fetched: {e}"));
+                            (ch, Err(None))
+                        }
+                        Err(Fetch::Missing(e)) => (
+                            ch,
+                            Err(Some(format!(
+                                "the challenge's resource_metadata, {m}, does not serve it ({e}), and a client follows that URL"
+                            ))),
+                        ),
+                    };
+                }
+                _ => {
+                    self.out.set_na(format!(
+                        "the challenge names the metadata at {m}, not on the server's origin ({origin}); mcpcert fetches only from the server under test"
+                    ));
+                    return (ch, Err(None));
+                }
             }
-            places.push((k.clone(), ok));
         }
         let mut tried = Vec::new();
-        for (at, resources) in places {
-            match self.fetch(&at).await {
-                Ok(doc) => return Ok((doc, resources, ch)),
-                Err(e) => tried.push(format!("{at}: {e}")),
+        for (i, k) in known.iter().enumerate() {
+            let mut ok = ids.clone();
+            if i + 1 == known.len() {
+                ok.push(origin.clone());
+            }
+            match self.fetch(k).await {
+                Ok(doc) => return (ch, Ok((doc, ok))),
+                Err(Fetch::Missing(e)) => tried.push(format!("{k}: {e}")),
+                Err(Fetch::Broken(e)) => {
+                    self.out.set_error(format!("{k} could not be fetched: {e}"));
+                    return (ch, Err(None));
+                }
             }
         }
-        Err(tried.join("; "))
+        (ch, Err(Some(format!("not named by a challenge, and not at the well-known URIs ({})", tried.join("; ")))))
     }
 
     async fn resource_metadata(&mut self) {
-        match self.metadata().await {
-            Ok((doc, resources, _)) => {
+        match self.metadata().await.1 {
+            Ok((doc, resources)) => {
                 for p in challenge::metadata_problems(&doc, &resources) {
                     self.out.fail(p);
                 }
+                if let Some(n) = challenge::bearer_methods_note(&doc) {
+                    self.out.exchanges.push(Exchange::note("bearer_methods_supported", n));
+                }
             }
-            Err(e) if e.is_empty() => {}
-            Err(e) => self.out.fail(format!(
-                "no protected resource metadata was found ({e}); the server must implement RFC 9728 metadata naming its authorization servers"
+            Err(None) => {}
+            Err(Some(e)) => self.out.fail(format!(
+                "no protected resource metadata was found: {e}; the server must implement RFC 9728 metadata naming its authorization servers"
             )),
         }
     }
 
     async fn no_offline_access(&mut self) {
-        let (doc, ch) = match self.metadata().await {
-            Ok((doc, _, ch)) => (Some(doc), ch),
-            Err(e) if e.is_empty() => return,
-            Err(_) => (None, None),
-        };
+        let (ch, doc) = self.metadata().await;
+        // What was found is judged, whatever else was not (unless nothing
+        // is protected at all).
+        if self.out.is_na() && ch.is_some() {
+            self.out.end = Default::default();
+        }
+        let doc = doc.ok().map(|(d, _)| d);
         let mut seen = false;
         if let Some(c) = &ch {
             let s = c.params.get("scope").map(|s| challenge::scopes(Some(&json!(s)))).unwrap_or_default();
@@ -456,19 +527,24 @@ impl Probe<'_, '_> {
             }
         }
         if !seen && self.out.failures.is_empty() && !self.out.is_error() {
-            self.out.set_na("neither the challenge nor the metadata names scopes, so there is no offline_access to find");
+            self.out.set_na("neither the challenge nor the metadata found names scopes, so there is no offline_access to find");
         }
     }
 
     async fn query_token(&mut self) {
-        if !self.control().await {
+        if !self.control().await || self.unprotected().await {
             return;
         }
         let Some((url, _, _)) = self.urls() else { return };
         let Ok(valid) = self.tokens.get(TokenKind::Valid) else { return };
         let sep = if url.contains('?') { '&' } else { '?' };
-        let with_query = format!("{url}{sep}access_token={}", valid.value);
-        let shell = self.tokens.shell.get(&TokenKind::Valid).map(|e| format!("\"{url}{sep}access_token={e}\""));
+        let Ok(mut u) = reqwest::Url::parse(&url) else { return };
+        u.query_pairs_mut().append_pair("access_token", &valid.value);
+        let with_query = u.to_string();
+        let shell = Some(match self.tokens.shell.get(&TokenKind::Valid) {
+            Some(e) => format!("\"{url}{sep}access_token={e}\""),
+            None => quote(&format!("{url}{sep}access_token=[the valid token]")),
+        });
         let body = self.plain();
         let label = format!("{} with the valid token in the query string (?access_token=…), no Authorization header", method_of(&body));
         let Some(ex) = self.send_as(Some(&with_query), shell, None, String::new(), Msg::new(self.cx.rev, &label, &body)).await else {
@@ -476,9 +552,9 @@ impl Probe<'_, '_> {
         };
         if let Some(e) = &ex.error {
             self.out.set_error(format!("{label}: {e}"));
-        } else if ex.status.is_some_and(|s| (200..300).contains(&s)) {
+        } else if !ex.status.is_some_and(|s| (400..500).contains(&s)) {
             self.out.fail(format!(
-                "a request whose token is only in the URI query string was served ({}): an access token must not travel in the query string (it ends up in logs and browser history), so the server must refuse it as it refuses a request without a token (HTTP 401)",
+                "a request whose token is only in the URI query string must be refused (HTTP 4xx, as a request without a token gets 401): an access token must not travel in the query string (it ends up in logs and browser history); got {}",
                 ex.summary()
             ));
         }
@@ -507,6 +583,9 @@ impl Probe<'_, '_> {
             Ok(t) => t.clone(),
             Err(e) => return self.out.set_na(e),
         };
+        if self.unprotected().await {
+            return;
+        }
         let params = Value::Object(sc.params.clone());
         let body = self.cx.request(&sc.method, Some(params.clone()));
         let label = format!("{} with the valid token", sc.method);
@@ -582,6 +661,9 @@ impl Probe<'_, '_> {
                 .filter_map(|k| self.tokens.get(*k).ok().map(|t| (*k, t.value.clone())))
                 .collect();
         for (sent, ex) in exs {
+            if let Some(e) = &ex.error {
+                self.out.set_error(format!("the request with {}: {e}", sent.describe()));
+            }
             let mut texts: Vec<&str> = ex.headers.iter().map(|(_, v)| v.as_str()).collect();
             texts.extend(ex.body.as_deref());
             texts.extend(ex.frames.iter().map(|f| f.raw.as_str()));
@@ -604,6 +686,14 @@ impl Probe<'_, '_> {
 /// `s` as one shell word.
 fn quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// Why a metadata document was not had.
+enum Fetch {
+    /// Not served there (a status, not JSON).
+    Missing(String),
+    /// No answer (a transport error).
+    Broken(String),
 }
 
 fn method_of(body: &Value) -> &str {

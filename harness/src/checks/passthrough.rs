@@ -38,11 +38,11 @@ impl Check for AuthPassthrough {
         let mut out = Outcome::default();
         let mut passed = 0;
         for s in &seen {
-            let carried = s.authorization.as_deref().is_some_and(|a| secrets.iter().any(|t| a.contains(t.as_str())));
+            let carried = secrets.iter().any(|t| s.head.contains(t.as_str()));
             passed += usize::from(carried);
             let what = match &s.authorization {
                 None => "no Authorization header".to_string(),
-                Some(_) if carried => "Authorization: a token mcpcert sent the server (shown [masked])".to_string(),
+                _ if carried => "a token mcpcert sent the server, in its request line or headers (shown [masked])".to_string(),
                 Some(_) => "Authorization: a credential of the server's own, not one of the run's tokens".to_string(),
             };
             out.exchanges.push(Exchange::note(format!("the upstream at {url} got {}", s.line), what));

@@ -85,7 +85,7 @@ pub fn metadata_problems(doc: &Value, resources: &[String]) -> Vec<String> {
     };
     match obj.get("resource").and_then(Value::as_str) {
         None => out.push("the metadata has no `resource` (RFC 9728 §2: REQUIRED)".into()),
-        Some(r) if !resources.iter().any(|x| x == r) => out.push(format!(
+        Some(r) if !resources.iter().any(|x| same_resource(x, r)) => out.push(format!(
             "the metadata's `resource` is \"{r}\", not the identifier the client used ({}): RFC 9728 §3.3 makes a client refuse metadata whose resource differs",
             resources.iter().map(|x| format!("\"{x}\"")).collect::<Vec<_>>().join(" or ")
         )),
@@ -102,15 +102,27 @@ pub fn metadata_problems(doc: &Value, resources: &[String]) -> Vec<String> {
         Some(Value::Array(_)) => {}
         Some(v) => out.push(format!("`authorization_servers` must be an array of issuer URLs; it is {v}")),
     }
-    if let Some(m) = obj.get("bearer_methods_supported") {
-        let allows = m.as_array().is_some_and(|a| a.iter().any(|x| x == "header"));
-        if !allows {
-            out.push(format!(
-                "`bearer_methods_supported` is {m}: it does not allow \"header\", the only way an MCP client may send its token"
-            ));
-        }
-    }
     out
+}
+
+/// A note when `bearer_methods_supported` leaves out `header`, the only
+/// way an MCP client sends its token (RFC 9728 makes the field optional and
+/// the MCP text binds the client, so this is not a failure).
+pub fn bearer_methods_note(doc: &Value) -> Option<String> {
+    let m = doc.get("bearer_methods_supported")?;
+    let allows = m.as_array().is_some_and(|a| a.iter().any(|x| x == "header"));
+    (!allows)
+        .then(|| format!("`bearer_methods_supported` is {m}: it does not list \"header\", the only way an MCP client may send its token"))
+}
+
+/// Whether two URLs name the same resource: identical once scheme and host
+/// are lower case and a default port is left out (RFC 3986 §6.2.2–6.2.3);
+/// the path as given.
+pub fn same_resource(a: &str, b: &str) -> bool {
+    match (reqwest::Url::parse(a), reqwest::Url::parse(b)) {
+        (Ok(x), Ok(y)) => x.as_str() == y.as_str(),
+        _ => a == b,
+    }
 }
 
 /// Scopes named in a challenge or metadata: `scope` (space-separated) and
@@ -158,7 +170,9 @@ mod tests {
                 .contains("not the identifier")
         );
         let m = json!({"resource": "http://h/mcp", "authorization_servers": ["x"], "bearer_methods_supported": ["body"]});
-        assert!(metadata_problems(&m, &r)[0].contains("header"));
+        assert!(metadata_problems(&m, &r).is_empty() && bearer_methods_note(&m).unwrap().contains("header"));
+        assert!(metadata_problems(&json!({"resource": "HTTP://H:80/mcp", "authorization_servers": ["x"]}), &r).is_empty());
+        assert!(!metadata_problems(&json!({"resource": "http://h/mcp/", "authorization_servers": ["x"]}), &r).is_empty());
         assert_eq!(metadata_problems(&json!([1]), &r).len(), 1);
         assert_eq!(scopes(Some(&json!("a b"))), vec!["a", "b"]);
         assert_eq!(scopes(Some(&json!(["a"]))), vec!["a"]);
