@@ -6,7 +6,9 @@
 #   crates.io (stdio and HTTP), fixtures/interop/rmcp-server; and the corpus of
 #   older SDK generations, fixtures/interop/corpus (2024-11-05 over stdio and
 #   HTTP with SSE, 2025-03-26 and 2025-06-18 over Streamable HTTP and stdio,
-#   a dual-era TS v2 server; see docs/interop.md).
+#   a dual-era TS v2 server; see docs/interop.md); and two protected servers
+#   (fastmcp's JWT verifier, the Python SDK's token verifier) trusting
+#   mcpcert's built-in test issuer, judged with [auth].
 # Everything is installed at pinned versions (fixtures/interop/requirements.txt,
 # fixtures/interop/npm/package-lock.json, rmcp-server/Cargo.lock) into
 # $MCPCERT_INTEROP_DIR (default .interop), and reused when already there.
@@ -101,12 +103,14 @@ for server in fastmcp server-everything rmcp corpus-everything-2025-06 corpus-mc
   else status=1; fi
 done
 
-# A protected server (issue 25): fastmcp's JWT verifier trusting mcpcert's
-# test issuer. Loopback only: its audience is its own URL, which a proxy's
-# URL is not.
-if start_http fastmcp-auth "$out"; then
-  add_target fastmcp-auth-http url "$url" "${args[@]}"
-else status=1; fi
+# Protected servers (issue 25), trusting mcpcert's test issuer: fastmcp's
+# JWT verifier, and the Python SDK's token verifier. Loopback only: their
+# audience is their own URL, which a proxy's URL is not.
+for server in fastmcp-auth sdk-auth; do
+  if start_http "$server" "$out"; then
+    add_target "$server-http" url "$url" "${args[@]}"
+  else status=1; fi
+done
 
 # --- the runs, the verdicts, lint ----------------------------------------------
 jobs=${MCPCERT_INTEROP_JOBS:-$(if [ "$(nproc)" -le 2 ]; then echo 2; else echo 4; fi)}

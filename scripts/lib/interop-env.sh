@@ -109,7 +109,7 @@ serve() {
 }
 
 # start_http NAME LOGDIR [SERVER ARGS...]: start one HTTP set-up on a free port of 127.0.0.1:
-# fastmcp, fastmcp-auth, server-everything, rmcp, or refserver (the bundled reference
+# fastmcp, fastmcp-auth, sdk-auth, server-everything, rmcp, or refserver (the bundled reference
 # server as the main job runs it: dual era, SSE replies). Sets url, and args
 # (the mcpcert options that go with it). Returns 1 if it does not start.
 start_http() {
@@ -121,17 +121,22 @@ start_http() {
       args=(--config fixtures/interop/fastmcp.toml --allowed-origin http://localhost)
       serve "$url" "$log" fastmcp run fixtures/interop/fastmcp_server.py --transport http \
         --host 127.0.0.1 --port "$port" --no-banner ;;
-    fastmcp-auth)
-      # fastmcp behind its JWT verifier, trusting mcpcert's built-in test
-      # issuer (a fixed port and kept keys, in LOGDIR): a protected server.
-      local iport keys
+    fastmcp-auth | sdk-auth)
+      # A protected server trusting mcpcert's built-in test issuer (a fixed
+      # port and kept keys, in LOGDIR): fastmcp's JWT verifier, or the
+      # Python SDK's own token verifier and AuthSettings.
+      local iport keys server=fixtures/interop/fastmcp_auth_server.py origin=http://localhost
+      if [ "$1" = sdk-auth ]; then
+        server=fixtures/interop/sdk_auth_server.py
+        origin=http://127.0.0.1:$port  # the SDK allows its own host's origins
+      fi
       iport=$(fixed_port)
-      keys=$(cd "$2" && pwd)/auth-keys.json
-      "$m" auth-setup --port "$iport" --key-file "$keys" --out "$2/auth-issuer.json" >/dev/null || return 1
+      keys=$(cd "$2" && pwd)/auth-keys-$1.json
+      "$m" auth-setup --port "$iport" --key-file "$keys" --out "$2/auth-issuer-$1.json" >/dev/null || return 1
       printf '%s\n' "[calls]" "open_world = true" "[auth]" "port = $iport" "key_file = \"$keys\"" 'scopes = ["mcp:read"]' \
-        "[auth.scope_check]" 'method = "tools/list"' 'scope = "mcp:read"' >"$2/fastmcp-auth.toml"
-      args=(--config "$2/fastmcp-auth.toml" --allowed-origin http://localhost)
-      serve "$url" "$log" python fixtures/interop/fastmcp_auth_server.py "$2/auth-issuer.json" "$port" ;;
+        "[auth.scope_check]" 'method = "tools/list"' 'scope = "mcp:read"' >"$2/$1.toml"
+      args=(--config "$2/$1.toml" --allowed-origin "$origin")
+      serve "$url" "$log" python "$server" "$2/auth-issuer-$1.json" "$port" ;;
     server-everything)
       args=(--config fixtures/interop/server-everything.toml --allowed-origin http://localhost)
       PORT=$port serve "$url" "$log" node --require "$root/fixtures/interop/loopback.cjs" "$everything" streamableHttp ;;
