@@ -216,7 +216,7 @@ impl Connection {
                     }
                 }
                 inc.ms = start.elapsed().as_millis() as u64;
-                inc.stderr = clip(&t.take_stderr(), 8 * 1024);
+                inc.stderr = clip(&t.take_stderr_settled().await, 8 * 1024);
                 inc
             }
             Inner::Sse(c) => {
@@ -255,7 +255,7 @@ impl Connection {
                     Err(e) => inc.error = Some(e),
                 }
                 inc.ms = start.elapsed().as_millis() as u64;
-                inc.stderr = clip(&t.take_stderr(), 8 * 1024);
+                inc.stderr = clip(&t.take_stderr_settled().await, 8 * 1024);
                 inc
             }
             Inner::Sse(c) => {

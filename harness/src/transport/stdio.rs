@@ -34,6 +34,8 @@ pub struct StdioSpec {
 struct StderrLog {
     total: u64,
     tail: VecDeque<u8>,
+    /// The pipe reached its end (the process closed it, or exited).
+    closed: bool,
 }
 
 const STDERR_KEEP: usize = 256 * 1024;
@@ -131,6 +133,21 @@ impl StdioTarget {
 
     pub fn audit(&self) -> StdoutAudit {
         self.audit.lock().map(|a| a.clone()).unwrap_or_default()
+    }
+
+    /// stderr written since the previous call (as lossy text); when the
+    /// process has exited, once its stderr pipe has been read to the end
+    /// (200 ms at most), so that what a dying server said is not lost.
+    pub async fn take_stderr_settled(&mut self) -> String {
+        if self.exited() {
+            for _ in 0..40 {
+                if self.stderr.lock().map_or(true, |l| l.closed) {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
+        self.take_stderr()
     }
 
     /// stderr written since the previous call (as lossy text).
@@ -451,7 +468,12 @@ async fn read_stderr(mut err: tokio::process::ChildStderr, log: Arc<Mutex<Stderr
     let mut chunk = vec![0u8; 16 * 1024];
     loop {
         let n = match err.read(&mut chunk).await {
-            Ok(0) | Err(_) => break,
+            Ok(0) | Err(_) => {
+                if let Ok(mut l) = log.lock() {
+                    l.closed = true;
+                }
+                break;
+            }
             Ok(n) => n,
         };
         if let Ok(mut l) = log.lock() {
