@@ -36,8 +36,9 @@ pub struct Facts {
     /// The walks of tools/list, prompts/list, resources/list and
     /// resources/templates/list, in `ListMethod` order.
     walks: [tokio::sync::Mutex<Slot<Walk>>; 4],
-    /// The tools walk once it is kept (read without waiting).
-    tools_kept: OnceLock<Arc<Walk>>,
+    /// Each walk once it is kept (read without waiting), in `ListMethod`
+    /// order.
+    kept: [OnceLock<Arc<Walk>>; 4],
     verdicts: OnceLock<Arc<Vec<ToolVerdict>>>,
     calls: tokio::sync::Mutex<Slot<Calls>>,
     valid_calls: tokio::sync::Mutex<Slot<calls::ValidCalls>>,
@@ -84,8 +85,8 @@ impl Facts {
         let busy = got.as_ref().is_ok_and(|w| w.exchanges.last().is_some_and(|e| e.refused_as_busy()));
         if !busy {
             slot.kept = Some(got.clone());
-            if let (ListMethod::Tools, Ok(w)) = (list, &got) {
-                let _ = self.tools_kept.set(w.clone());
+            if let Ok(w) = &got {
+                let _ = self.kept[list as usize].set(w.clone());
             }
         }
         got
@@ -93,7 +94,12 @@ impl Facts {
 
     /// The tools walk, if a case has gathered it (nothing is sent).
     pub fn tools_walk_gathered(&self) -> Option<Arc<Walk>> {
-        self.tools_kept.get().cloned()
+        self.walk_gathered(ListMethod::Tools)
+    }
+
+    /// A list's walk, if a case has gathered it (nothing is sent).
+    pub fn walk_gathered(&self, list: ListMethod) -> Option<Arc<Walk>> {
+        self.kept[list as usize].get().cloned()
     }
 
     /// The shared walk when it lists tools; otherwise how the case ends
@@ -114,7 +120,7 @@ impl Facts {
             let policy = admission::Policy { secret_names: cx.policy.secret_names.clone() };
             Arc::new(admission::admit_all(&w.items, cx.rev, &policy))
         };
-        match self.tools_kept.get() {
+        match self.kept[ListMethod::Tools as usize].get() {
             Some(kept) if Arc::ptr_eq(kept, w) => self.verdicts.get_or_init(judge).clone(),
             _ => judge(),
         }

@@ -335,6 +335,9 @@ impl Check for ConcurrentRequests {
     const ABOUT: &'static str = "HTTP: `count` tools/list requests sent at once, each on its own connection (2025-11-25: in one session), are each answered 2xx with a result";
 
     fn exclusive(&self) -> bool {
+        // Alone, so that `count` is how many are in flight: with other
+        // cases' requests on top, a server that falters only when more are
+        // crowded would fail it under -j N and pass it under -j 1.
         true
     }
 

@@ -368,12 +368,7 @@ impl Runner {
         let facts = self.facts.get(&case.revision)?;
         let cx = crate::checks::Cx { session: &self.session, facts, policy: &self.policy, rev: case.revision, case: &case.id };
         for f in &case.fixtures {
-            let (list, key) = match f.kind {
-                FixtureKind::Tool => (ListMethod::Tools, "name"),
-                FixtureKind::Prompt => (ListMethod::Prompts, "name"),
-                FixtureKind::Resource => (ListMethod::Resources, "uri"),
-                FixtureKind::Template => (ListMethod::Templates, "uriTemplate"),
-            };
+            let (list, key) = schedule::fixture_list(f.kind);
             if f.kind == FixtureKind::Tool && (!self.policy.call_fixtures || self.policy.forbids(&f.name).is_some()) {
                 return Some((Verdict::NotApplicable, format!("calls to the conformance fixture {f} are turned off by the config")));
             }

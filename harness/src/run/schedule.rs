@@ -19,6 +19,7 @@
 //! (HTTP 429/503) is run again with one request in flight at a time.
 
 use super::Runner;
+use crate::checks::ListMethod;
 use crate::record::CaseResult;
 use crate::suite::Case;
 use futures_util::StreamExt;
@@ -233,9 +234,10 @@ impl Runner {
     /// tools walk not yet gathered.
     fn join(&self, c: &Case) -> Option<Join> {
         // Whether a case that needs a fixture tool sends anything depends
-        // on the walk: undecided until it is known.
+        // on the walk: undecided until it is known (so with a fixture
+        // prompt, resource or template whose list the server advertises).
         let walk_known = self.facts.get(&c.revision).is_some_and(|f| f.tools_walk_gathered().is_some());
-        if !walk_known && !self.policy.requirements && c.fixtures.iter().any(|f| f.kind == crate::suite::requirements::FixtureKind::Tool) {
+        if !self.policy.requirements && c.fixtures.iter().any(|f| self.fixture_undecided(c.revision, f.kind)) {
             return None;
         }
         if self.sends_nothing(c) {
@@ -263,26 +265,34 @@ impl Runner {
         self.not_applicable(c).is_some()
             || self.session.info(c.revision).is_some_and(|i| i.unreachable.is_some())
             || c.checks().flat_map(|k| k.needs()).any(|n| n.unmet(&self.policy, self.session.target()).is_some())
-            || self.fixture_tool_missing(c)
+            || self.fixture_missing(c)
     }
 
-    /// Whether a fixture tool the case needs is missing from the
-    /// revision's gathered tools walk (whole), so that the case is n/a
-    /// without sending anything (not under `--requirements`, where
-    /// fixtures are used directly).
-    fn fixture_tool_missing(&self, c: &Case) -> bool {
-        use crate::suite::requirements::FixtureKind;
+    /// Whether a fixture the case needs is missing: its list is not
+    /// advertised, or the list's gathered walk (whole) does not show it
+    /// (not under `--requirements`, where fixtures are used directly).
+    fn fixture_missing(&self, c: &Case) -> bool {
         if self.policy.requirements {
             return false;
         }
-        let Some(w) = self.facts.get(&c.revision).and_then(|f| f.tools_walk_gathered()) else { return false };
-        if w.partial().is_some() {
-            return false;
-        }
-        c.fixtures
-            .iter()
-            .filter(|f| f.kind == FixtureKind::Tool)
-            .any(|f| !w.items.iter().any(|t| t.get("name").and_then(|n| n.as_str()) == Some(f.name.as_str())))
+        let Some(facts) = self.facts.get(&c.revision) else { return false };
+        c.fixtures.iter().any(|f| {
+            let (list, key) = fixture_list(f.kind);
+            if list != ListMethod::Tools && !self.session.info(c.revision).is_some_and(|i| i.advertises(list.capability())) {
+                return true;
+            }
+            let Some(w) = facts.walk_gathered(list) else { return false };
+            w.partial().is_none() && !w.items.iter().any(|t| t.get(key).and_then(|n| n.as_str()) == Some(f.name.as_str()))
+        })
+    }
+
+    /// Whether knowing if the server lists a fixture of this kind depends on
+    /// a walk not yet gathered: always for a tool; for the other kinds when
+    /// the server advertises their list.
+    fn fixture_undecided(&self, rev: crate::wire::Revision, kind: crate::suite::requirements::FixtureKind) -> bool {
+        let (list, _) = fixture_list(kind);
+        let advertised = list == ListMethod::Tools || self.session.info(rev).is_some_and(|i| i.advertises(list.capability()));
+        advertised && self.facts.get(&rev).is_some_and(|f| f.walk_gathered(list).is_none())
     }
 
     /// Whether the `[input_required]` tool says `readOnlyHint: true` in the
@@ -440,5 +450,16 @@ fn cases_at_once(jobs: usize, transport: crate::record::Transport) -> usize {
         _ if jobs <= 1 => 1,
         crate::record::Transport::Http => jobs * 4,
         crate::record::Transport::Stdio => jobs,
+    }
+}
+
+/// The list a fixture of this kind is listed in, and the key that names it.
+pub(super) fn fixture_list(kind: crate::suite::requirements::FixtureKind) -> (ListMethod, &'static str) {
+    use crate::suite::requirements::FixtureKind;
+    match kind {
+        FixtureKind::Tool => (ListMethod::Tools, "name"),
+        FixtureKind::Prompt => (ListMethod::Prompts, "name"),
+        FixtureKind::Resource => (ListMethod::Resources, "uri"),
+        FixtureKind::Template => (ListMethod::Templates, "uriTemplate"),
     }
 }
