@@ -13,6 +13,7 @@ pub mod auth;
 pub mod certify;
 pub mod checks;
 pub mod config;
+pub mod fuzz;
 pub mod record;
 pub mod report;
 pub mod run;

@@ -26,6 +26,7 @@ const EXAMPLES: &str = "Examples:
   mcpcert run --http URL --load 8                        also replay the read-only requests from 8 connections at once
   mcpcert matrix targets.toml -j 4                       many servers; reports/matrix/ (matrix.html, junit.xml)
   mcpcert diff last-night/ reports/matrix/               regressions between two runs (exit 1 on one)
+  mcpcert fuzz --stdio CMD --seed 7                      malformed input, every answer judged (reports/fuzz/)
 
 --stdio is not a shell: `FOO=1 cmd` does not set FOO (use [target.env] in a config file).
 
@@ -122,6 +123,11 @@ enum Cmd {
         #[arg(last = true)]
         run_args: Vec<String>,
     },
+    /// Fuzz a server: a seeded, bounded storm of malformed input (framing,
+    /// JSON-RPC envelopes, params, HTTP headers), every answer judged; two
+    /// cases per class (the stated rules, the conventions), the same
+    /// reports as run. Exit 1 on a finding (a warning only under --strict)
+    Fuzz(cli::fuzz::FuzzArgs),
     /// Print what a protected server must trust to be judged with
     /// mcpcert's built-in test issuer ([auth]): its issuer URL (the tokens'
     /// iss), JWKS and metadata URLs, the audience and the public key. Needs
@@ -437,6 +443,7 @@ fn main() -> ExitCode {
             args.html = args.html_file.take().unwrap_or_else(|| args.out.join("report.html"));
             ExitCode::from(run(args))
         }
+        Cmd::Fuzz(args) => ExitCode::from(cli::fuzz::fuzz(args)),
         Cmd::Lint { file, revision, config, json } => ExitCode::from(lint(&file, &revision, config.as_ref(), json)),
         Cmd::ContractDiff { old, new, json } => ExitCode::from(contract_diff(&old, &new, json)),
         Cmd::Matrix { targets, jobs, out, shard, timeout_s, junit_warn, junit_na, run_args } => {

@@ -3,6 +3,7 @@
 
 pub mod auth;
 pub mod certify;
+pub mod fuzz;
 pub mod matrix;
 pub mod offline;
 pub mod progress;

@@ -69,10 +69,20 @@ pub fn lint(file: &Path, revision: &str, config: Option<&PathBuf>, as_json: bool
     }
     let verdicts = admission::admit_all(&tools, rev, &policy);
     let rejected = verdicts.iter().filter(|v| !v.admitted).count();
+    // Descriptor safety (POLICY): said, never a rejection.
+    let concerns = mcpcert::checks::judge::safety::judge(&tools);
     let mut console = Console::new();
     if as_json {
-        console.line(serde_json::to_string_pretty(&serde_json::json!({"revision": revision, "tools": verdicts})).unwrap_or_default());
+        let safety: Vec<serde_json::Value> =
+            concerns.iter().map(|c| serde_json::json!({"tool": c.tool, "concern": c.what, "level": "POLICY"})).collect();
+        console.line(
+            serde_json::to_string_pretty(&serde_json::json!({"revision": revision, "tools": verdicts, "safety": safety}))
+                .unwrap_or_default(),
+        );
     } else {
+        for c in &concerns {
+            console.line(format!("warning (POLICY, descriptor safety) {}: {}", c.tool, c.what));
+        }
         for v in &verdicts {
             console.line(format!("{} {}", if v.admitted { "admitted" } else { "REJECTED" }, v.name));
             for f in &v.findings {

@@ -10,8 +10,13 @@ use std::time::Duration;
 
 /// The target the flags and the config name.
 pub fn target_from(args: &RunArgs, cfg_file: Option<&(PathBuf, ConfigFile)>) -> Result<TargetSpec, String> {
+    target_of(args.stdio.as_deref(), args.http.as_deref(), cfg_file)
+}
+
+/// The target a `--stdio` command, an `--http` URL, or the config names.
+pub fn target_of(stdio: Option<&str>, http: Option<&str>, cfg_file: Option<&(PathBuf, ConfigFile)>) -> Result<TargetSpec, String> {
     let from_cfg = cfg_file.map(|(_, c)| (c.target.command.clone(), c.target.url.clone())).unwrap_or((None, None));
-    match (args.stdio.clone().or(from_cfg.0), args.http.clone().or(from_cfg.1)) {
+    match (stdio.map(String::from).or(from_cfg.0), http.map(String::from).or(from_cfg.1)) {
         (Some(_), Some(_)) => Err("give either a stdio command or an HTTP URL, not both".into()),
         (Some(cmd), None) => {
             let argv = split_command(&cmd).map_err(|e| format!("--stdio: {e}"))?;

@@ -1,7 +1,10 @@
 //! Reaching a server: a stdio process, or a Streamable HTTP endpoint (over
 //! reqwest, or over an own HTTP/1.1 sender when header names must keep
 //! their exact letter case). The layers above use one interface,
-//! [`Connection`], and never the concrete types, which stay private here.
+//! [`Connection`], and never the concrete types, which stay private here;
+//! the one exception is the fuzzer (the `fuzz` module), which writes bytes no
+//! message could hold: it drives a [`StdioTarget`] itself, and sends whole
+//! HTTP requests with [`send_raw_http`].
 //!
 //! Everything here records what went over the wire byte for byte (within size
 //! caps) so that a check can quote it and a report can reproduce it.
@@ -11,6 +14,7 @@ mod exact;
 mod http;
 mod legacy_sse;
 mod process;
+mod raw;
 mod reply;
 mod sse;
 mod stdio;
@@ -20,9 +24,10 @@ pub use conn::{Connection, Incoming, Outgoing};
 pub use http::{HttpSpec, SseCell};
 pub use legacy_sse::{SeenEvent, StreamFacts};
 pub use process::kill_all_groups;
+pub use raw::{RawReply, http_parts, send_raw_http};
 pub use reply::Answer;
-pub use stdio::StdoutAudit;
 pub use stdio::{GRACE, StdioSpec, shell_quote, split_command};
+pub use stdio::{StdioTarget, StdoutAudit};
 pub use target::{TargetSpec, Transport, redact_url};
 
 use serde::Serialize;

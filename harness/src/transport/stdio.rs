@@ -54,7 +54,7 @@ pub struct StdoutAudit {
 
 const AUDIT_KEEP: usize = 20;
 
-pub(super) struct StdioTarget {
+pub struct StdioTarget {
     child: Option<Child>,
     pgid: Option<i32>,
     stdin: Option<ChildStdin>,
@@ -186,6 +186,24 @@ impl StdioTarget {
         }
     }
 
+    /// Write bytes as they are (no newline added): the fuzzer's framing
+    /// inputs carry their own line ends, or none.
+    pub async fn write_raw(&mut self, bytes: &[u8]) -> Result<(), TransportError> {
+        let Some(stdin) = self.stdin.as_mut() else {
+            return Err(TransportError::Closed("stdin was already closed".into()));
+        };
+        let res = tokio::time::timeout(self.limits.request, async {
+            stdin.write_all(bytes).await?;
+            stdin.flush().await
+        })
+        .await;
+        match res {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(TransportError::Closed(format!("writing to the server's stdin failed: {e}{}", self.exit_suffix()))),
+            Err(_) => Err(TransportError::Timeout("the server did not read its stdin".into())),
+        }
+    }
+
     /// Read frames until a response whose id equals `id` arrives. Everything
     /// received on the way is returned too. An error response with a null or
     /// missing id is taken as the answer (and the caller can flag it).
@@ -273,6 +291,12 @@ impl StdioTarget {
     /// Read frames for up to `window`; once `done` holds for what has
     /// arrived, keep reading only for a short grace period.
     pub async fn read_until(&mut self, window: Duration, done: impl Fn(&[Frame]) -> bool) -> Vec<Frame> {
+        self.read_until_then(window, GRACE, done).await
+    }
+
+    /// `read_until` with the grace period after `done` given (zero: return
+    /// at once).
+    pub async fn read_until_then(&mut self, window: Duration, grace: Duration, done: impl Fn(&[Frame]) -> bool) -> Vec<Frame> {
         let deadline = tokio::time::Instant::now() + window;
         let mut stop_at = deadline;
         let mut got = Vec::new();
@@ -291,7 +315,10 @@ impl StdioTarget {
                 Err(_) => {}
             }
             if stop_at == deadline && done(&got) {
-                stop_at = (tokio::time::Instant::now() + GRACE).min(deadline);
+                if grace.is_zero() {
+                    break;
+                }
+                stop_at = (tokio::time::Instant::now() + grace).min(deadline);
             }
         }
         got
@@ -318,6 +345,11 @@ impl StdioTarget {
     /// Whether the process has exited (it is not waited for).
     pub fn exited(&mut self) -> bool {
         self.child.as_mut().is_some_and(|c| matches!(c.try_wait(), Ok(Some(_))))
+    }
+
+    /// ` (process exited: …)` once it has, else nothing.
+    pub fn exit_note_text(&mut self) -> String {
+        self.exit_suffix()
     }
 
     fn exit_suffix(&mut self) -> String {

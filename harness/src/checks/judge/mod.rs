@@ -13,6 +13,7 @@ pub mod input;
 pub mod leaks;
 pub mod listen;
 pub mod notify;
+pub mod safety;
 pub mod xheader;
 
 use serde::Serialize;

@@ -1,0 +1,152 @@
+//! `mcpcert fuzz` against the reference server: the clean server gets no
+//! finding at several seeds over both transports; each fuzz fault of the
+//! reference server (`FUZZ_FAULTS` in fixtures/refserver/src/faults.rs)
+//! turns exactly its target red; a finding's `--case` line gives it again.
+
+mod common;
+use common::*;
+use std::collections::BTreeMap;
+
+/// Fault, transport, the cases it turns red.
+const FAULTS: &[(&str, &str, &[&str])] = &[
+    ("fuzz-crash-deep-nesting", "stdio", &["2026-07-28/fuzz/params"]),
+    ("fuzz-crash-deep-nesting", "http", &["2026-07-28/fuzz/params"]),
+    ("fuzz-parse-error-wrong-id", "stdio", &["2026-07-28/fuzz/framing", "2026-07-28/fuzz/params"]),
+    ("fuzz-parse-error-wrong-id", "http", &["2026-07-28/fuzz/framing", "2026-07-28/fuzz/params"]),
+    ("fuzz-reply-to-notification", "stdio", &["2026-07-28/fuzz/envelope"]),
+    ("fuzz-reply-to-notification", "http", &["2026-07-28/fuzz/envelope"]),
+    ("fuzz-hang-invalid-utf8", "stdio", &["2026-07-28/fuzz/framing"]),
+    ("fuzz-500-huge-body", "http", &["2026-07-28/fuzz/framing/conventions"]),
+    ("fuzz-bidi-description", "stdio", &["2026-07-28/fuzz/descriptors"]),
+];
+
+fn fuzz(
+    transport: &str,
+    faults: &[&str],
+    seed: u64,
+    extra: &[&str],
+    name: &str,
+) -> (BTreeMap<String, serde_json::Value>, serde_json::Value, Option<HttpServer>) {
+    let dir = outdir(name);
+    let mut server_args: Vec<String> = Vec::new();
+    for f in faults {
+        server_args.push("--fault".into());
+        server_args.push(f.to_string());
+    }
+    let mut cmd = mcpcert();
+    cmd.arg("fuzz").args(["--seed", &seed.to_string(), "--count", "24", "--input-timeout-ms", "1500", "--out"]).arg(&dir);
+    let server = if transport == "http" {
+        let s = start_http(&server_args);
+        cmd.args(["--http", &s.url]);
+        Some(s)
+    } else {
+        let mut line = refserver().display().to_string();
+        for a in &server_args {
+            line.push(' ');
+            line.push_str(a);
+        }
+        cmd.args(["--stdio", &line]);
+        None
+    };
+    cmd.args(extra);
+    let out = cmd.output().expect("mcpcert fuzz runs");
+    let rep = report(&dir);
+    let cases = rep["cases"].as_array().unwrap().iter().map(|c| (c["id"].as_str().unwrap().to_string(), c.clone())).collect();
+    let mut rep = rep;
+    rep["_stdout"] = String::from_utf8_lossy(&out.stdout).into();
+    (cases, rep, server)
+}
+
+fn red(cases: &BTreeMap<String, serde_json::Value>) -> Vec<String> {
+    cases
+        .iter()
+        .filter(|(_, c)| !matches!(c["verdict"].as_str(), Some("pass" | "n/a")))
+        .map(|(k, c)| format!("{k}: {} {}", c["verdict"], c["message"]))
+        .collect()
+}
+
+#[test]
+fn the_clean_reference_server_gets_no_finding() {
+    for seed in [1, 2, 3] {
+        for t in ["stdio", "http"] {
+            let (cases, _, _) = fuzz(t, &[], seed, &[], &format!("clean-{t}-{seed}"));
+            assert_eq!(cases.len(), 9, "four classes of inputs, two cases each, and the descriptors");
+            assert!(red(&cases).is_empty(), "seed {seed} over {t}: {:?}", red(&cases));
+            let judged = cases.values().filter(|c| c["verdict"] == "pass").count();
+            assert!(judged >= if t == "http" { 9 } else { 7 }, "classes were judged, not skipped");
+        }
+    }
+}
+
+#[test]
+fn each_fuzz_fault_is_found_and_only_there() {
+    let mut problems = Vec::new();
+    for (fault, t, target) in FAULTS {
+        let (cases, _, _) = fuzz(t, &[fault], 1, &[], &format!("{fault}-{t}"));
+        let reds: Vec<String> =
+            cases.iter().filter(|(_, c)| matches!(c["verdict"].as_str(), Some("fail" | "warn"))).map(|(k, _)| k.clone()).collect();
+        if reds != target.iter().map(|x| x.to_string()).collect::<Vec<_>>() {
+            problems.push(format!("{fault} over {t}: red {reds:?}, expected only {target:?}"));
+        }
+        // An HTTP server that died cannot be started again: the classes
+        // after it are `error` (not judged), saying so; nothing else is.
+        for (k, c) in cases.iter().filter(|(_, c)| c["verdict"] == "error") {
+            let m = c["message"].as_str().unwrap_or("");
+            if !(*t == "http" && m.contains("stopped")) {
+                problems.push(format!("{fault} over {t}: {k} is error: {m}"));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn a_findings_case_line_finds_it_again_and_the_same_seed_sends_the_same_bytes() {
+    let (cases, _, _) = fuzz("stdio", &["fuzz-parse-error-wrong-id"], 5, &[], "repro");
+    let c = &cases["2026-07-28/fuzz/framing"];
+    assert_eq!(c["verdict"], "fail");
+    let repro = c["reproducer"].as_str().expect("a reproducer");
+    let first = repro.lines().next().unwrap();
+    let case = first.split("--case ").nth(1).expect("the --case line").trim();
+    let (again, _, _) = fuzz("stdio", &["fuzz-parse-error-wrong-id"], 5, &["--case", case], "repro-again");
+    let c2 = &again["2026-07-28/fuzz/framing"];
+    assert_eq!(c2["verdict"], "fail", "{c2}");
+    assert!(c2["message"].as_str().unwrap().contains(&format!("framing/{}", case.split('/').nth(1).unwrap())));
+    // Deterministic: the same seed sent the same bytes for that input.
+    let sent = |c: &serde_json::Value| c["transcript"][0]["sent"].as_str().map(String::from);
+    assert_eq!(sent(c), sent(c2));
+    // The printed shell line gives the wrong id too.
+    let shell = repro.lines().find(|l| l.starts_with("{ ")).expect("a printf line");
+    let out = std::process::Command::new("sh").arg("-c").arg(shell).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("\"id\":0") && text.contains("-32700"), "the printf line reproduces the wrong id: {text}");
+}
+
+#[test]
+fn a_configured_header_value_reaches_no_report_or_reproducer() {
+    let server = start_http(&["--fault".into(), "fuzz-reply-to-notification".into()]);
+    let dir = outdir("fuzz-secret");
+    let cfg = dir.join("target.toml");
+    std::fs::write(
+        &cfg,
+        format!("[target]\nurl = \"{}\"\n[target.headers]\nX-Api-Key = {{ env = \"MCPCERT_FUZZ_TEST_SECRET\" }}\n", server.url),
+    )
+    .unwrap();
+    let secret = "s3cr3t-fuzz-value-4711";
+    let out = mcpcert()
+        .args(["fuzz", "--config"])
+        .arg(&cfg)
+        .args(["--class", "envelope", "--count", "15", "--out"])
+        .arg(dir.join("out"))
+        .env("MCPCERT_FUZZ_TEST_SECRET", secret)
+        .output()
+        .unwrap();
+    let rep = report(&dir.join("out"));
+    assert_eq!(case(&rep, "2026-07-28/fuzz/envelope")["verdict"], "fail", "the fault is found through the configured target");
+    let mut all = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    for f in ["report.json", "junit.xml", "report.html"] {
+        all.push_str(&std::fs::read_to_string(dir.join("out").join(f)).unwrap());
+    }
+    assert!(!all.contains(secret), "the header's value leaked");
+    assert!(all.contains("[redacted]"), "the reproducer shows where the header goes");
+}
