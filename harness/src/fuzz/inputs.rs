@@ -101,9 +101,11 @@ pub struct HttpShape {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Due {
     /// A request: a response with this id. `want` is the conventional kind;
-    /// `null_ok`: the id is not a valid MCP id, so an error whose id is
-    /// null is right too; `also`: other ids the input carried (answering
-    /// them is not another request's answer).
+    /// `null_ok`: the input is not a valid MCP request (an odd id, an
+    /// invalid envelope, text a strict reader refuses), so an error whose id
+    /// is null is right too, and silence breaks a convention, not a stated
+    /// rule; `also`: other ids the input carried (answering them is not
+    /// another request's answer).
     Response { id: Value, want: Want, null_ok: bool, also: Vec<Value> },
     /// Nothing that can be read as a request: an error whose id is null (or
     /// an answer to one of `also`, when a lenient reader found a request in
@@ -204,15 +206,19 @@ fn envelope(tpl: usize, rng: &mut Rng, id: &Value, rev: Revision) -> Made {
         g
     };
     let odd_id = |v: Value| Due::Response { id: v, want: Want::Error(INVALID_REQUEST), null_ok: true, also: vec![] };
+    // Not a valid Request object: JSON-RPC gives an error "in detecting the
+    // id (e.g. Parse error/Invalid Request)" a null id, so null is right
+    // too, and so is the request's id.
+    let invalid = |want: Want| Due::Response { id: id.clone(), want, null_ok: true, also: vec![] };
     match tpl {
         0 => {
             let mut g = good.clone();
             g.as_object_mut().map(|o| o.remove("jsonrpc"));
-            msg("`jsonrpc` missing", g, resp(id, Want::Error(INVALID_REQUEST)))
+            msg("`jsonrpc` missing", g, invalid(Want::Error(INVALID_REQUEST)))
         }
         1 => {
             let v = rng.pick(&[json!("1.0"), json!(2.0), json!("2.0 "), json!(null)]).clone();
-            msg(format!("`jsonrpc` is {v}"), with("jsonrpc", v), resp(id, Want::Error(INVALID_REQUEST)))
+            msg(format!("`jsonrpc` is {v}"), with("jsonrpc", v), invalid(Want::Error(INVALID_REQUEST)))
         }
         2 => msg("`id` is null", with("id", Value::Null), odd_id(Value::Null)),
         3 => {
@@ -243,12 +249,12 @@ fn envelope(tpl: usize, rng: &mut Rng, id: &Value, rev: Revision) -> Made {
         }
         8 => {
             let v = rng.pick(&[json!(123), json!(["ping"]), json!({"name": m}), json!(null)]).clone();
-            msg(format!("`method` is {v}"), with("method", v), resp(id, Want::Error(INVALID_REQUEST)))
+            msg(format!("`method` is {v}"), with("method", v), invalid(Want::Error(INVALID_REQUEST)))
         }
-        9 => msg("`params` is an array", with("params", json!([1, 2, 3])), resp(id, Want::Error(PARAMS_OR_REQUEST))),
+        9 => msg("`params` is an array", with("params", json!([1, 2, 3])), invalid(Want::Error(PARAMS_OR_REQUEST))),
         10 => {
             let v = rng.pick(&[json!(5), json!("params"), json!(true)]).clone();
-            msg(format!("`params` is {v}"), with("params", v), resp(id, Want::Error(PARAMS_OR_REQUEST)))
+            msg(format!("`params` is {v}"), with("params", v), invalid(Want::Error(PARAMS_OR_REQUEST)))
         }
         11 => {
             let n = wire::notification(&format!("notifications/fuzz-{}", rng.word(6)), None);

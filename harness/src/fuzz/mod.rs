@@ -185,7 +185,7 @@ async fn run_class(
         cr.sent += 1;
         let findings = oracle::judge(&input, &answer);
         let died = answer.died.is_some();
-        let hung = answer.timed_out && peer.transport() == crate::transport::Transport::Stdio;
+        let hung = answer.hung;
         if !findings.is_empty() {
             cr.failed.push(Failed { input, answer, findings, shrunk: None });
         }

@@ -24,6 +24,9 @@ pub enum Rule {
     InvalidFrame,
     /// Not the error code JSON-RPC names for the input.
     ErrorCode,
+    /// No answer at all to input that is not a valid request (JSON-RPC
+    /// answers it with an error; the MCP spec leaves the reaction open).
+    Silent,
     /// Plain success for input the rules call invalid.
     AcceptedInvalid,
     /// HTTP 5xx for the client's mistake.
@@ -33,6 +36,9 @@ pub enum Rule {
     NotRefused,
     /// A response to a response the server never asked for.
     RepliedToResponse,
+    /// An integer id beyond 2^53 answered with a rounded one (a reader that
+    /// holds numbers as doubles).
+    RoundedId,
     /// The liveness probe answered otherwise than before the class.
     ChangedAnswers,
 }
@@ -52,10 +58,12 @@ impl Rule {
             Rule::RepliedToNotification => "replied-to-notification",
             Rule::InvalidFrame => "invalid-frame",
             Rule::ErrorCode => "error-code",
+            Rule::Silent => "silent",
             Rule::AcceptedInvalid => "accepted-invalid",
             Rule::ServerError => "http-5xx",
             Rule::NotRefused => "not-refused",
             Rule::RepliedToResponse => "replied-to-response",
+            Rule::RoundedId => "rounded-id",
             Rule::ChangedAnswers => "changed-answers",
         }
     }
@@ -86,6 +94,13 @@ pub fn judge(input: &Input, a: &Answer) -> Vec<Finding> {
     let http = a.status.is_some() || a.closed;
     if let Some(why) = &a.died {
         out.push(f(Rule::Crashed, format!("the server died on this input: {why}")));
+    } else if a.hung {
+        out.push(f(Rule::Crashed, "the server stopped answering on this input: a request sent after it got no answer either"));
+    }
+    // A server that died or hung on the input: that is the finding (its
+    // silence is not a second one).
+    if a.died.is_some() || a.hung {
+        return out;
     }
     if let Some(s) = a.status.filter(|s| *s >= 500) {
         out.push(f(
@@ -97,7 +112,13 @@ pub fn judge(input: &Input, a: &Answer) -> Vec<Finding> {
     let responses: Vec<&Frame> = flat.iter().filter(|x| x.is_response()).collect();
     match &input.due {
         Due::Nothing { response } => {
-            if let Some(r) = responses.first() {
+            // Over HTTP a server that cannot accept a notification or a
+            // response answers an HTTP error status, and its body MAY be a
+            // JSON-RPC error without an id (Streamable HTTP, sending
+            // messages): only a response with an id, or one in a 2xx, is
+            // an answer.
+            let refused = a.status.is_some_and(|s| s >= 400);
+            if let Some(r) = responses.iter().find(|r| !(refused && matches!(r.id(), None | Some(Value::Null)))) {
                 if *response {
                     out.push(f(Rule::RepliedToResponse, format!("the server answered a response it never asked for: {}", brief(r))));
                 } else {
@@ -130,20 +151,36 @@ pub fn judge(input: &Input, a: &Answer) -> Vec<Finding> {
                 .filter(|r| r.id() != Some(id) && !matches!(r.id(), None | Some(Value::Null)) && !also.iter().any(|x| r.id() == Some(x)))
                 .collect();
             if let Some(o) = others.first() {
-                out.push(f(
-                    Rule::WrongId,
-                    format!("an answer with another request's id ({}): {}", o.id().map(|v| v.to_string()).unwrap_or_default(), brief(o)),
-                ));
+                let got = o.id().map(|v| v.to_string()).unwrap_or_default();
+                if id.as_f64().is_some() && o.id().and_then(|x| x.as_f64()) == id.as_f64() {
+                    out.push(f(Rule::RoundedId, format!("the id {id} came back rounded, as {got}: {}", brief(o))));
+                } else {
+                    out.push(f(Rule::WrongId, format!("an answer with another request's id ({got}): {}", brief(o))));
+                }
             }
             let refused_http = a.status.is_some_and(|s| (400..500).contains(&s));
             match (mine, null) {
                 (Some(r), _) => judge_kind(&mut out, r, want),
-                (None, Some(r)) if *null_ok => judge_kind(&mut out, r, want),
+                // A request refused at the HTTP level (a 4xx) may carry an
+                // id-less error, as the transport refuses other messages.
+                (None, Some(r)) if *null_ok || refused_http => judge_kind(&mut out, r, want),
                 (None, Some(r)) => out
                     .push(f(Rule::WrongId, format!("an error with a null id, although the request's id {id} could be read: {}", brief(r)))),
                 // A 4xx without a JSON-RPC body still answers the request.
                 (None, None) if refused_http => {}
                 (None, None) if a.died.is_some() || a.status.is_some_and(|s| s >= 500) || !others.is_empty() => {}
+                // Not a valid request (`null_ok`): an answer is the
+                // convention, not a stated rule.
+                (None, None) if *null_ok => out.push(f(
+                    Rule::Silent,
+                    no_answer(
+                        a,
+                        &format!(
+                            "an error for id {} (JSON-RPC answers input it cannot take as a request; the MCP spec leaves it open)",
+                            clip_id(id)
+                        ),
+                    ),
+                )),
                 (None, None) => out.push(f(Rule::Unanswered, no_answer(a, &format!("a response with id {}", clip_id(id))))),
             }
         }
@@ -159,11 +196,11 @@ pub fn judge(input: &Input, a: &Answer) -> Vec<Finding> {
                 (None, None) if stray => {}
                 (None, None) if refused_http || a.died.is_some() || a.status.is_some_and(|s| s >= 500) => {}
                 (None, None) if http => {
-                    out.push(f(Rule::ErrorCode, format!("HTTP {:?} without a JSON-RPC error for input that could not be read", a.status)))
+                    out.push(f(Rule::Silent, format!("HTTP {:?} without a JSON-RPC error for input that could not be read", a.status)))
                 }
                 (None, None) if a.timed_out => out.push(f(
-                    Rule::ErrorCode,
-                    "no parse error for a line that is not a JSON-RPC message (JSON-RPC answers it with -32700 and id null)",
+                    Rule::Silent,
+                    "no error for input that is not one JSON-RPC request (JSON-RPC answers it with -32700 or -32600 and id null; the MCP spec leaves it open)",
                 )),
                 (None, None) => {}
             }

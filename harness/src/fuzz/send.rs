@@ -21,6 +21,9 @@ pub struct Answer {
     pub died: Option<String>,
     /// HTTP: the connection closed without a reply.
     pub closed: bool,
+    /// stdio: after the input the server answered nothing more (a request
+    /// sent after it went unanswered too).
+    pub hung: bool,
     pub ms: u64,
     pub stderr: String,
 }
@@ -170,9 +173,12 @@ impl Peer {
             (Payload::Message(b), TargetSpec::Http(h)) => {
                 let s = HttpShape { method: "POST", body: b.clone(), ..Default::default() };
                 let r = self.http(&h, &s).await;
-                from_raw(r)
+                self.gone_after(from_raw(r)).await
             }
-            (Payload::Http(s), TargetSpec::Http(h)) => from_raw(self.http(&h, s).await),
+            (Payload::Http(s), TargetSpec::Http(h)) => {
+                let r = self.http(&h, s).await;
+                self.gone_after(from_raw(r)).await
+            }
             (Payload::Bytes(_), TargetSpec::Http(_)) | (Payload::Http(_), TargetSpec::Stdio(_)) => {
                 Answer { died: Some("input for the other transport".into()), ..Default::default() }
             }
@@ -193,14 +199,22 @@ impl Peer {
             _ => (bytes, false),
         };
         let written = if last { t.write_line(body).await } else { t.write_raw(body).await };
+        // A valid request is waited for; for anything else (input that may
+        // rightly go unanswered, or be refused with an error) a request is
+        // sent right after it: the server's word on the input comes before
+        // that request's answer (stdin is read in order), so silence is
+        // known without waiting out the timeout, and a server that answers
+        // nothing more has hung.
+        let valid = matches!(due, super::inputs::Due::Response { null_ok: false, .. });
+        let follow = json!(format!("fuzz-after-{}", self.sent));
+        let own = |f: &Frame| f.is_response() && f.id() == Some(&follow);
         if let Err(e) = written {
             a.died = Some(e.to_string());
-        } else if wants_reply {
+        } else if wants_reply && valid {
             // Inputs go one at a time: the first response is this input's
             // answer, whatever its id (the oracle judges the id); for a
             // batch, once every id it carried is answered.
             let ids = due_ids(due);
-            let window = self.timeout;
             let whole = |fs: &[Frame]| {
                 let got: Vec<Frame> = fs.iter().flat_map(flatten).collect();
                 got.iter().any(|f| f.is_response())
@@ -208,23 +222,27 @@ impl Peer {
                         || got.iter().any(|f| f.is_response() && !ids.iter().any(|i| f.id() == Some(i)))
                         || ids.iter().all(|i| got.iter().any(|f| f.id() == Some(i))))
             };
-            let frames = t.read_until_then(window, Duration::ZERO, whole).await;
+            let frames = t.read_until_then(self.timeout, Duration::ZERO, whole).await;
             a.timed_out = !frames.iter().flat_map(flatten).any(|f| f.is_response());
             a.frames = frames;
+            if a.timed_out && !t.exited() {
+                // Unanswered: does it answer anything any more?
+                let next = request(self.rev, &follow, simple_method(self.rev), None).to_string();
+                self.sent += 1;
+                let alive = t.write_line(next.as_bytes()).await.is_ok()
+                    && t.read_until_then(self.timeout, Duration::ZERO, |fs| fs.iter().any(own)).await.iter().any(own);
+                a.hung = !alive;
+            }
         } else {
-            // Nothing may answer: a request sent right after it is answered
-            // after anything the server says to the input (a server reads
-            // its stdin in order), so silence is known without a wait.
-            let id = json!(format!("fuzz-after-{}", self.sent));
-            let next = request(self.rev, &id, simple_method(self.rev), None).to_string();
+            let next = request(self.rev, &follow, simple_method(self.rev), None).to_string();
             self.sent += 1;
             if t.write_line(next.as_bytes()).await.is_ok() {
                 // Its own id exactly (an error with a null id, which
                 // `answers` would take, is what the input may have drawn).
-                let own = |f: &Frame| f.is_response() && f.id() == Some(&id);
                 let frames = t.read_until_then(self.timeout, Duration::ZERO, |fs| fs.iter().any(own)).await;
-                a.timed_out = !frames.iter().any(own);
-                a.frames = frames.into_iter().filter(|f| f.id() != Some(&id)).collect();
+                a.hung = !frames.iter().any(own);
+                a.frames = frames.into_iter().filter(|f| f.id() != Some(&follow)).collect();
+                a.timed_out = !a.frames.iter().flat_map(flatten).any(|f| f.is_response());
             }
         }
         if t.exited() {
@@ -232,6 +250,21 @@ impl Peer {
         }
         a.stderr = t.take_stderr();
         a.ms = start.elapsed().as_millis() as u64;
+        a
+    }
+
+    /// HTTP: a connection closed without a reply may be a server that died
+    /// on the input; it is if it takes no connection any more.
+    async fn gone_after(&self, mut a: Answer) -> Answer {
+        if a.closed
+            && let Some((host, port)) = self.host_port()
+        {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            let refused = tokio::time::timeout(Duration::from_secs(2), tokio::net::TcpStream::connect((host.as_str(), port))).await;
+            if !matches!(refused, Ok(Ok(_))) {
+                a.died = Some("the server closed the connection without a reply and takes no connection any more".into());
+            }
+        }
         a
     }
 
@@ -357,6 +390,7 @@ fn from_raw(r: crate::transport::RawReply) -> Answer {
         timed_out: r.timed_out,
         died: r.refused.then(|| r.error.clone().unwrap_or_else(|| "connection refused".into())),
         closed: r.status.is_none() && !r.timed_out && !r.refused,
+        hung: false,
         ms: r.ms,
         stderr: String::new(),
     }

@@ -192,7 +192,9 @@ fn sse_data(text: &[u8]) -> Vec<Vec<u8>> {
     let mut out = Vec::new();
     for event in text.split("\n\n") {
         let data: Vec<&str> = event.lines().filter_map(|l| l.strip_prefix("data:")).map(|d| d.strip_prefix(' ').unwrap_or(d)).collect();
-        if !data.is_empty() {
+        // An event with empty data primes the client (an id to resume
+        // from): it holds no message.
+        if !data.is_empty() && !data.iter().all(|d| d.is_empty()) {
             out.push(data.join("\n").into_bytes());
         }
     }
