@@ -33,7 +33,17 @@ impl Rng {
 
     /// A lower-case word of `len` letters.
     pub fn word(&mut self, len: usize) -> String {
-        (0..len).map(|_| (b'a' + self.below(26) as u8) as char).collect()
+        // Eight letters from each number (long words are 400 KB).
+        let mut b = Vec::with_capacity(len + 8);
+        while b.len() < len {
+            let mut x = self.next();
+            for _ in 0..8 {
+                b.push(b'a' + (x % 26) as u8);
+                x >>= 8;
+            }
+        }
+        b.truncate(len);
+        String::from_utf8(b).unwrap_or_default()
     }
 }
 
