@@ -18,6 +18,8 @@ const FAULTS: &[(&str, &str, &[&str])] = &[
     ("fuzz-hang-invalid-utf8", "stdio", &["2026-07-28/fuzz/framing"]),
     ("fuzz-500-huge-body", "http", &["2026-07-28/fuzz/framing/conventions"]),
     ("fuzz-bidi-description", "stdio", &["2026-07-28/fuzz/descriptors"]),
+    ("fuzz-accepts-beyond-maximum", "stdio", &["2026-07-28/fuzz/arguments"]),
+    ("fuzz-accepts-beyond-maximum", "http", &["2026-07-28/fuzz/arguments"]),
 ];
 
 fn fuzz(
@@ -70,10 +72,10 @@ fn the_clean_reference_server_gets_no_finding() {
     for seed in [1, 2, 3] {
         for t in ["stdio", "http"] {
             let (cases, _, _) = fuzz(t, &[], seed, &[], &format!("clean-{t}-{seed}"));
-            assert_eq!(cases.len(), 9, "four classes of inputs, two cases each, and the descriptors");
+            assert_eq!(cases.len(), 11, "five classes of inputs, two cases each, and the descriptors");
             assert!(red(&cases).is_empty(), "seed {seed} over {t}: {:?}", red(&cases));
             let judged = cases.values().filter(|c| c["verdict"] == "pass").count();
-            assert!(judged >= if t == "http" { 9 } else { 7 }, "classes were judged, not skipped");
+            assert!(judged >= if t == "http" { 11 } else { 9 }, "classes were judged, not skipped");
         }
     }
 }
@@ -149,4 +151,27 @@ fn a_configured_header_value_reaches_no_report_or_reproducer() {
     }
     assert!(!all.contains(secret), "the header's value leaked");
     assert!(all.contains("[redacted]"), "the reproducer shows where the header goes");
+}
+
+#[test]
+fn the_arguments_class_runs_only_the_tools_the_call_policy_allows() {
+    let dir = outdir("fuzz-policy");
+    let log = dir.join("exec.log");
+    let server = format!("{} --exec-log {}", refserver().display(), log.display());
+    // The default policy: the read-only, closed-world tools are called.
+    let out = dir.join("allowed");
+    mcpcert().args(["fuzz", "--stdio", &server, "--class", "arguments", "--count", "8", "--out"]).arg(&out).output().unwrap();
+    assert_eq!(case(&report(&out), "2026-07-28/fuzz/arguments")["verdict"], "pass");
+    let ran = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(ran.contains("validate_order"), "the log sees the calls: {ran}");
+    // Every tool forbidden: nothing runs, and the class does not apply.
+    std::fs::remove_file(&log).unwrap();
+    let tools = ["echo", "add", "list_items", "all_content", "weather", "toggle_beta", "confirm_order", "validate_order", "fetch_page"];
+    let cfg = dir.join("forbid.toml");
+    std::fs::write(&cfg, tools.iter().map(|t| format!("[tools.{t}]\ncall = false\n")).collect::<String>()).unwrap();
+    let out = dir.join("forbidden");
+    mcpcert().args(["fuzz", "--stdio", &server, "--config"]).arg(&cfg).args(["--count", "30", "--out"]).arg(&out).output().unwrap();
+    let rep = report(&out);
+    assert_eq!(case(&rep, "2026-07-28/fuzz/arguments")["verdict"], "n/a", "{}", case(&rep, "2026-07-28/fuzz/arguments"));
+    assert!(std::fs::read_to_string(&log).unwrap_or_default().trim().is_empty(), "no tool ran in any class");
 }

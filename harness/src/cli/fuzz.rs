@@ -32,7 +32,7 @@ pub struct FuzzArgs {
     /// Inputs per class.
     #[arg(long, default_value_t = 60)]
     count: usize,
-    /// Only these classes (framing, envelope, params, headers,
+    /// Only these classes (framing, envelope, params, headers, arguments,
     /// descriptors; repeatable).
     #[arg(long = "class", value_name = "CLASS")]
     classes: Vec<String>,
@@ -84,7 +84,7 @@ pub fn fuzz(args: FuzzArgs) -> u8 {
     for c in &args.classes {
         match Class::parse(c) {
             Some(x) => classes.push(x),
-            None => return usage(format!("unknown class `{c}` (framing, envelope, params, headers, descriptors)")),
+            None => return usage(format!("unknown class `{c}` (framing, envelope, params, headers, arguments, descriptors)")),
         }
     }
     if classes.is_empty() {
@@ -104,9 +104,16 @@ pub fn fuzz(args: FuzzArgs) -> u8 {
             None => return usage(format!("unknown revision `{r}`")),
         },
     };
+    let policy = match &cfg_file {
+        Some((p, c)) => match Policy::from_file(c, p) {
+            Ok(x) => x,
+            Err(e) => return usage(e.to_string()),
+        },
+        None => Policy::default(),
+    };
     let limits = Limits::default();
     let timeout = Duration::from_millis(args.input_timeout_ms.max(1));
-    let masker = masker_from(cfg_file.as_ref().map(|(_, c)| c), &target, &Policy::default());
+    let masker = masker_from(cfg_file.as_ref().map(|(_, c)| c), &target, &policy);
     let rt = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
         Ok(rt) => rt,
         Err(e) => return usage(format!("cannot start the async runtime: {e}")),
@@ -139,6 +146,7 @@ pub fn fuzz(args: FuzzArgs) -> u8 {
         timeout,
         shrink: args.shrink,
         rerun,
+        policy,
     };
     console::err_line(format!(
         "fuzz: {} ({rev}, seed {}, {} inputs per class)",

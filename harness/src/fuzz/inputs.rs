@@ -16,10 +16,13 @@ pub enum Class {
     Headers,
     /// Not inputs: the tools' descriptors, listed twice and judged.
     Descriptors,
+    /// Calls of the tools the call policy allows, at and beyond their
+    /// schemas' bounds (made from the tools walk, `arguments.rs`).
+    Arguments,
 }
 
 impl Class {
-    pub const ALL: [Class; 5] = [Class::Framing, Class::Envelope, Class::Params, Class::Headers, Class::Descriptors];
+    pub const ALL: [Class; 6] = [Class::Framing, Class::Envelope, Class::Params, Class::Headers, Class::Arguments, Class::Descriptors];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -28,6 +31,7 @@ impl Class {
             Class::Params => "params",
             Class::Headers => "headers",
             Class::Descriptors => "descriptors",
+            Class::Arguments => "arguments",
         }
     }
 
@@ -44,7 +48,7 @@ impl Class {
             (Class::Params, _) => 9,
             (Class::Headers, Transport::Http) => 5,
             (Class::Headers, Transport::Stdio) => 0,
-            (Class::Descriptors, _) => 0,
+            (Class::Descriptors | Class::Arguments, _) => 0,
         }
     }
 
@@ -64,6 +68,9 @@ impl Class {
             }
             Class::Descriptors => {
                 "the tools' descriptors, listed twice: hidden-instruction markers, invisible and bidi characters, names that differ only by case or look-alike letters, descriptions that change between listings"
+            }
+            Class::Arguments => {
+                "calls of the tools the call policy allows, with arguments at and beyond their schemas' bounds (maximum, minimum, exclusive bounds, lengths, enum, additionalProperties)"
             }
         }
     }
@@ -130,6 +137,9 @@ pub enum Want {
     NotSuccess,
     /// Anything: only the universal rules judge it.
     Any,
+    /// Tool arguments the schema forbids: an error or `isError: true`
+    /// ("Servers MUST validate all tool inputs"); plain success breaks it.
+    Rejected,
 }
 
 #[derive(Debug, Clone)]
@@ -178,7 +188,7 @@ pub fn input(seed: u64, class: Class, index: usize, t: Transport, rev: Revision)
         Class::Envelope => envelope(tpl, &mut rng, &id, rev),
         Class::Params => params(tpl, &mut rng, &id, rev),
         Class::Headers => super::inputs_framing::headers(tpl, &mut rng, &id, rev),
-        Class::Descriptors => return None,
+        Class::Descriptors | Class::Arguments => return None,
     };
     Some(Input { class, index, what, payload, due, json })
 }

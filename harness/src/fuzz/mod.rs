@@ -6,6 +6,7 @@
 //! the same answers as before the class). The same seed gives the same
 //! bytes; any input is sent again alone with `--case CLASS/INDEX`.
 
+mod arguments;
 pub mod inputs;
 mod inputs_framing;
 mod oracle;
@@ -38,6 +39,8 @@ pub struct FuzzOptions {
     pub shrink: usize,
     /// `mcpcert fuzz …` with the target and seed, for reproducers.
     pub rerun: String,
+    /// The call policy: which tools the arguments class may call.
+    pub policy: crate::config::Policy,
 }
 
 /// One input that broke a rule, with what it got.
@@ -60,6 +63,9 @@ pub struct ClassRun {
     pub after: Vec<Finding>,
     /// Why it could not be run (whole), if so.
     pub cut: Option<String>,
+    /// What the class's inputs were, when they depend on the server (the
+    /// arguments class: each call).
+    pub about: Option<String>,
     pub ms: u64,
 }
 
@@ -128,16 +134,43 @@ pub async fn fuzz(target: &TargetSpec, limits: &Limits, rev: Revision, o: &FuzzO
             }
             continue;
         }
-        if class.templates(peer.transport()) == 0 {
-            run.results.extend(report::not_applicable(class, rev, peer.transport()));
+        // The arguments class's inputs come from the tools walk.
+        let calls = if class == Class::Arguments && gone.is_none() {
+            match peer.list_tools(1000 + n as u32).await {
+                Ok(tools) => arguments::calls(&tools, &o.policy),
+                Err(e) => {
+                    cr.cut = Some(format!("the tools could not be listed whole: {e}"));
+                    Vec::new()
+                }
+            }
+        } else {
+            Vec::new()
+        };
+        if !calls.is_empty() {
+            let each: Vec<String> = calls.iter().map(|c| format!("{}: {}", c.tool, c.what)).collect();
+            cr.about = Some(format!("the calls, in turn: {}", each.join("; ")));
+        }
+        if class == Class::Arguments && calls.is_empty() && cr.cut.is_none() && gone.is_none() {
+            let why = "no tool the call policy allows has a bound in its inputSchema to go beyond (or the server lists no tools)";
+            run.results.extend(report::not_applicable(class, rev, peer.transport(), why));
             continue;
         }
+        if class != Class::Arguments && class.templates(peer.transport()) == 0 {
+            let why = format!("the {} class has no inputs over {}", class.as_str(), peer.transport());
+            run.results.extend(report::not_applicable(class, rev, peer.transport(), &why));
+            continue;
+        }
+        let (seed, transport, prev) = (o.seed, peer.transport(), peer.rev);
+        let make = |i: usize| {
+            if class == Class::Arguments { arguments::input(&calls, i, prev) } else { inputs::input(seed, class, i, transport, prev) }
+        };
         if let Some(g) = &gone {
             cr.cut = Some(g.clone());
+        } else if cr.cut.is_some() {
         } else if start.elapsed() >= o.budget {
             cr.cut = Some(format!("the time budget ({} s) was spent before this class began", o.budget.as_secs()));
         } else {
-            run_class(&mut peer, class, o, start, &mut cr, &base, n as u32 + 1, &mut gone).await;
+            run_class(&mut peer, class, &make, o, start, &mut cr, &base, n as u32 + 1, &mut gone).await;
         }
         run.inputs += cr.sent;
         cr.ms = t0.elapsed().as_millis() as u64;
@@ -164,6 +197,7 @@ async fn descriptors(peer: &mut Peer, n: u32) -> Result<Vec<crate::checks::judge
 async fn run_class(
     peer: &mut Peer,
     class: Class,
+    make: &dyn Fn(usize) -> Option<inputs::Input>,
     o: &FuzzOptions,
     start: Instant,
     cr: &mut ClassRun,
@@ -180,7 +214,7 @@ async fn run_class(
             cr.cut = Some(format!("the time budget ({} s) ran out after {} of {} inputs", o.budget.as_secs(), cr.sent, cr.planned));
             break;
         }
-        let Some(input) = inputs::input(o.seed, class, i, peer.transport(), peer.rev) else { continue };
+        let Some(input) = make(i) else { continue };
         let answer = peer.send(&input).await;
         cr.sent += 1;
         let findings = oracle::judge(&input, &answer);

@@ -41,13 +41,23 @@ pub enum Rule {
     RoundedId,
     /// The liveness probe answered otherwise than before the class.
     ChangedAnswers,
+    /// A tool call with arguments its schema forbids succeeded.
+    UnvalidatedArguments,
 }
 
 impl Rule {
     /// Whether the spec states the rule (the class's main case judges it);
     /// else it is a convention (the class's conventions case).
     pub fn stated(self) -> bool {
-        matches!(self, Rule::Unanswered | Rule::Crashed | Rule::WrongId | Rule::RepliedToNotification | Rule::InvalidFrame)
+        matches!(
+            self,
+            Rule::Unanswered
+                | Rule::Crashed
+                | Rule::WrongId
+                | Rule::RepliedToNotification
+                | Rule::InvalidFrame
+                | Rule::UnvalidatedArguments
+        )
     }
 
     pub fn as_str(self) -> &'static str {
@@ -65,6 +75,7 @@ impl Rule {
             Rule::RepliedToResponse => "replied-to-response",
             Rule::RoundedId => "rounded-id",
             Rule::ChangedAnswers => "changed-answers",
+            Rule::UnvalidatedArguments => "unvalidated-arguments",
         }
     }
 }
@@ -249,6 +260,15 @@ fn judge_kind(out: &mut Vec<Finding>, r: &Frame, want: &Want) {
                 format!("success for an input JSON-RPC calls invalid ({} was due): {}", names(codes), brief(r)),
             )),
         },
+        Want::Rejected => {
+            let is_error = v.pointer("/result/isError") == Some(&Value::Bool(true));
+            if code.is_none() && !is_error {
+                out.push(f(
+                    Rule::UnvalidatedArguments,
+                    format!("success for arguments the tool's inputSchema forbids (an error or isError: true was due): {}", brief(r)),
+                ));
+            }
+        }
         Want::NotSuccess => {
             let is_error = v.pointer("/result/isError") == Some(&Value::Bool(true));
             if code.is_none() && !is_error {

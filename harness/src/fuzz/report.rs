@@ -40,6 +40,14 @@ fn case(class: Class, rev: Revision, t: Transport, conventions: bool) -> CaseRes
             },
         )
     };
+    let (title, basis) = if class == Class::Arguments && !conventions {
+        (
+            "fuzz, arguments: a tool call whose arguments the inputSchema forbids gets an error or isError: true, never plain success; every call answered".into(),
+            Basis { quote: "Servers **MUST**: - Validate all tool inputs".into(), source: format!("{rev}/server/tools#security-considerations"), keyword: Keyword::Must },
+        )
+    } else {
+        (title, basis)
+    };
     CaseResult {
         id,
         title,
@@ -89,13 +97,13 @@ fn rerun_hint(rev: Revision) -> String {
     format!("# list the tools twice (tools/list, {rev}) and read the descriptors named above; mcpcert fuzz … ")
 }
 
-pub fn not_applicable(class: Class, rev: Revision, t: Transport) -> Vec<CaseResult> {
+pub fn not_applicable(class: Class, rev: Revision, t: Transport, why: &str) -> Vec<CaseResult> {
     [false, true]
         .into_iter()
         .map(|conv| {
             let mut r = case(class, rev, t, conv);
             r.verdict = Verdict::NotApplicable;
-            r.message = format!("the {} class has no inputs over {t}", class.as_str());
+            r.message = why.to_string();
             r
         })
         .collect()
@@ -120,6 +128,10 @@ fn one(class: Class, rev: Revision, t: Transport, cr: &ClassRun, o: &FuzzOptions
             }
             None => r.message = format!("{sent}; every answer was as the rules call for"),
         }
+        if let Some(a) = &cr.about {
+            r.message.push('\n');
+            r.message.push_str(a);
+        }
         return r;
     }
     r.verdict = if conventions { Verdict::Warn } else { Verdict::Fail };
@@ -142,6 +154,9 @@ fn one(class: Class, rev: Revision, t: Transport, cr: &ClassRun, o: &FuzzOptions
     }
     if let Some(why) = &cr.cut {
         lines.push(format!("({why}; {sent})"));
+    }
+    if let Some(a) = &cr.about {
+        lines.push(a.clone());
     }
     r.message = lines.join("\n");
     if let Some((f, _)) = failed.first() {
