@@ -130,7 +130,7 @@ pub async fn fuzz(target: &TargetSpec, limits: &Limits, rev: Revision, o: &FuzzO
                     Some(g) => Err(g.clone()),
                     None => descriptors(&mut peer, n as u32).await,
                 };
-                run.results.push(report::descriptors(rev, peer.transport(), judged, t0.elapsed().as_millis() as u64));
+                run.results.push(report::descriptors(rev, peer.transport(), judged, t0.elapsed().as_millis() as u64, &o.rerun));
             }
             continue;
         }

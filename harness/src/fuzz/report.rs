@@ -71,7 +71,13 @@ fn case(class: Class, rev: Revision, t: Transport, conventions: bool) -> CaseRes
 }
 
 /// The descriptor-safety case (POLICY: the spec is silent).
-pub fn descriptors(rev: Revision, t: Transport, judged: Result<Vec<crate::checks::judge::safety::Concern>, String>, ms: u64) -> CaseResult {
+pub fn descriptors(
+    rev: Revision,
+    t: Transport,
+    judged: Result<Vec<crate::checks::judge::safety::Concern>, String>,
+    ms: u64,
+    rerun: &str,
+) -> CaseResult {
     let mut r = case(Class::Descriptors, rev, t, true);
     r.id = format!("{rev}/fuzz/descriptors");
     r.title = "fuzz, descriptors: no hidden-instruction markers, invisible or bidi characters, names alike but for case or look-alike letters, or descriptions that change between listings".into();
@@ -87,14 +93,10 @@ pub fn descriptors(rev: Revision, t: Transport, judged: Result<Vec<crate::checks
             r.verdict = Verdict::Warn;
             let lines: Vec<String> = c.iter().map(|x| format!("tool `{}`: {}", x.tool, x.what)).collect();
             r.message = format!("{} concern(s) in the tools' descriptors\n{}", c.len(), lines.join("\n"));
-            r.reproducer = Some(format!("{} --class descriptors", rerun_hint(rev)));
+            r.reproducer = Some(format!("{rerun} --class descriptors"));
         }
     }
     r
-}
-
-fn rerun_hint(rev: Revision) -> String {
-    format!("# list the tools twice (tools/list, {rev}) and read the descriptors named above; mcpcert fuzz … ")
 }
 
 pub fn not_applicable(class: Class, rev: Revision, t: Transport, why: &str) -> Vec<CaseResult> {

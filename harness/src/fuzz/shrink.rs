@@ -1,7 +1,10 @@
 //! Shrinking: a failing message's `params` made smaller (members left out,
 //! strings and arrays halved, nesting undone) while the server still breaks
 //! the same rule with it, for the rules any params may break (a crash, a
-//! hang, a wrong id, a broken frame, a 5xx). At most `TRIES` inputs are
+//! hang, a wrong id, a broken frame, a 5xx). Input kept as text (bytes, a
+//! value too deep for a JSON value) is shrunk by its size: the depth of its
+//! deepest nesting, or the length of its longest run of one byte, searched
+//! by halves for the smallest that still fails. At most `TRIES` inputs are
 //! sent per failure.
 
 use super::Failed;
@@ -16,7 +19,6 @@ const TRIES: usize = 40;
 const SHRINKABLE: [Rule; 5] = [Rule::Crashed, Rule::Unanswered, Rule::WrongId, Rule::InvalidFrame, Rule::ServerError];
 
 pub async fn shrink(peer: &mut Peer, f: &Failed) -> Option<(Input, Answer)> {
-    let start = f.input.json.clone()?;
     // Only rules any params may break: smaller params can make an invalid
     // request valid, and a rule about the answer to invalid input
     // (accepted-invalid, error-code) would then be judged on input that
@@ -25,6 +27,7 @@ pub async fn shrink(peer: &mut Peer, f: &Failed) -> Option<(Input, Answer)> {
     if rules.is_empty() {
         return None;
     }
+    let Some(start) = f.input.json.clone() else { return shrink_text(peer, f, &rules).await };
     let mut best = start.clone();
     let mut found: Option<(Input, Answer)> = None;
     let mut tries = 0;
@@ -37,8 +40,8 @@ pub async fn shrink(peer: &mut Peer, f: &Failed) -> Option<(Input, Answer)> {
             let input = Input { payload: Payload::Message(cand.to_string().into_bytes()), json: Some(cand.clone()), ..f.input.clone() };
             let a = peer.send(&input).await;
             let same = oracle::judge(&input, &a).iter().any(|x| rules.contains(&x.rule));
-            if a.died.is_some() || a.timed_out {
-                peer.restart().await;
+            if (a.died.is_some() || a.hung) && !peer.restart().await {
+                break 'outer;
             }
             if same {
                 best = cand;
@@ -49,6 +52,86 @@ pub async fn shrink(peer: &mut Peer, f: &Failed) -> Option<(Input, Answer)> {
         break;
     }
     found
+}
+
+/// Text input made smaller by one size: the depth of its deepest run of
+/// `[` (with the `]` that close it), or else its longest run of one byte;
+/// the smallest size that still fails, searched by halves.
+async fn shrink_text(peer: &mut Peer, f: &Failed, rules: &BTreeSet<Rule>) -> Option<(Input, Answer)> {
+    let bytes = match &f.input.payload {
+        Payload::Message(b) | Payload::Bytes(b) => b.clone(),
+        Payload::Http(_) => return None,
+    };
+    let (at, n, kind) = longest_run(&bytes)?;
+    let make = |size: usize| -> Vec<u8> { resize(&bytes, at, n, size, kind) };
+    let (mut lo, mut hi) = (1usize, n);
+    let mut found = None;
+    let mut tries = 0;
+    while lo < hi && tries < TRIES {
+        tries += 1;
+        let mid = lo + (hi - lo) / 2;
+        let payload = match &f.input.payload {
+            Payload::Bytes(_) => Payload::Bytes(make(mid)),
+            _ => Payload::Message(make(mid)),
+        };
+        let input = Input { payload, what: format!("{} (shrunk to {mid} of {n})", f.input.what), ..f.input.clone() };
+        let a = peer.send(&input).await;
+        let same = oracle::judge(&input, &a).iter().any(|x| rules.contains(&x.rule));
+        if (a.died.is_some() || a.hung) && !peer.restart().await {
+            break;
+        }
+        if same {
+            hi = mid;
+            found = Some((input, a));
+        } else {
+            lo = mid + 1;
+        }
+    }
+    found
+}
+
+/// Where the input's size lies: the longest run of `[` (nesting, closed by
+/// as many `]` later), else the longest run of one other byte (64 or more).
+fn longest_run(b: &[u8]) -> Option<(usize, usize, u8)> {
+    let mut best: Option<(usize, usize, u8)> = None;
+    let mut i = 0;
+    while i < b.len() {
+        let mut j = i;
+        while j < b.len() && b[j] == b[i] {
+            j += 1;
+        }
+        let (n, c) = (j - i, b[i]);
+        let better = match best {
+            None => true,
+            Some((_, m, k)) => (c == b'[' && k != b'[') || ((c == b'[') == (k == b'[') && n > m),
+        };
+        if c != b']' && (n >= 64 || (c == b'[' && n >= 8)) && better {
+            best = Some((i, n, c));
+        }
+        i = j;
+    }
+    best
+}
+
+/// The input with its run at `at` (`n` bytes of `c`) made `size` long; a
+/// run of `[` takes its closing `]` run along.
+fn resize(b: &[u8], at: usize, n: usize, size: usize, c: u8) -> Vec<u8> {
+    let mut out = Vec::with_capacity(b.len());
+    out.extend_from_slice(&b[..at]);
+    out.extend(std::iter::repeat_n(c, size));
+    let rest = &b[at + n..];
+    if c == b'[' {
+        // The matching run of `]`: the first run of at least n of them.
+        let close = rest.windows(n).position(|w| w.iter().all(|x| *x == b']'));
+        if let Some(k) = close {
+            out.extend_from_slice(&rest[..k]);
+            out.extend(std::iter::repeat_n(b']', size));
+            out.extend_from_slice(&rest[k + n..]);
+            return out;
+        }
+    }
+    out.extend_from_slice(rest);
+    out
 }
 
 /// Smaller versions of the message: only its `params` change (the id and
@@ -106,6 +189,18 @@ fn smaller(v: &Value, depth: usize) -> Vec<Value> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn text_input_shrinks_by_its_nesting_or_its_longest_run() {
+        let deep = format!("{{\"p\":{}1{}}}", "[".repeat(100), "]".repeat(100));
+        let (at, n, c) = longest_run(deep.as_bytes()).unwrap();
+        assert_eq!((n, c), (100, b'['));
+        let small = String::from_utf8(resize(deep.as_bytes(), at, n, 3, c)).unwrap();
+        assert_eq!(small, "{\"p\":[[[1]]]}");
+        let long = format!("{{\"x\":\"{}\"}}", "x".repeat(200));
+        let (at, n, c) = longest_run(long.as_bytes()).unwrap();
+        assert_eq!(String::from_utf8(resize(long.as_bytes(), at, n, 2, c)).unwrap(), "{\"x\":\"xx\"}");
+    }
 
     #[test]
     fn candidates_change_params_only_and_get_smaller() {
