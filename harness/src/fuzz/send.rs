@@ -259,7 +259,8 @@ impl Peer {
         if a.closed
             && let Some((host, port)) = self.host_port()
         {
-            tokio::time::sleep(Duration::from_millis(50)).await;
+            // A moment for a process on its way out to close its listener.
+            tokio::time::sleep(Duration::from_millis(5)).await;
             let refused = tokio::time::timeout(Duration::from_secs(2), tokio::net::TcpStream::connect((host.as_str(), port))).await;
             if !matches!(refused, Ok(Ok(_))) {
                 a.died = Some("the server closed the connection without a reply and takes no connection any more".into());
