@@ -175,3 +175,23 @@ fn the_arguments_class_runs_only_the_tools_the_call_policy_allows() {
     assert_eq!(case(&rep, "2026-07-28/fuzz/arguments")["verdict"], "n/a", "{}", case(&rep, "2026-07-28/fuzz/arguments"));
     assert!(std::fs::read_to_string(&log).unwrap_or_default().trim().is_empty(), "no tool ran in any class");
 }
+
+#[test]
+fn inputs_sent_in_windows_are_judged_as_when_sent_one_at_a_time() {
+    // The envelope and params classes over stdio go in windows by default;
+    // a window with a finding is sent again one input at a time. The
+    // verdicts, and the inputs each names, are the same as with --window 1.
+    for faults in [&[][..], &["fuzz-crash-deep-nesting"], &["fuzz-parse-error-wrong-id"], &["fuzz-reply-to-notification"]] {
+        let classes = ["--class", "envelope", "--class", "params"];
+        let name = faults.first().copied().unwrap_or("clean");
+        let (windowed, rep, _) = fuzz("stdio", faults, 2, &classes, &format!("window-{name}"));
+        let one = [&classes[..], &["--window", "1"]].concat();
+        let (alone, _, _) = fuzz("stdio", faults, 2, &one, &format!("alone-{name}"));
+        let shown = |m: &BTreeMap<String, serde_json::Value>| -> Vec<(String, String, String)> {
+            m.iter().map(|(k, c)| (k.clone(), c["verdict"].to_string(), c["message"].to_string())).collect()
+        };
+        assert_eq!(shown(&windowed), shown(&alone), "{name}");
+        assert_eq!(windowed.len(), 4, "{name}");
+        assert!(!rep["notices"][0].as_str().unwrap().contains("certainty"), "the reference server answers in turn: {}", rep["notices"]);
+    }
+}

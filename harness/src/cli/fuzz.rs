@@ -46,6 +46,12 @@ pub struct FuzzArgs {
     /// How long one input waits for its answer, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 2000)]
     input_timeout_ms: u64,
+    /// stdio: JSON-message inputs written this many at a time, each closed
+    /// by a request of mcpcert's own; a window with any finding is sent
+    /// again one input at a time, and that is what is judged (1: always one
+    /// at a time).
+    #[arg(long, value_name = "N", default_value_t = 32, value_parser = clap::value_parser!(u16).range(1..=100))]
+    window: u16,
     /// How many failing inputs per class are shrunk (0: none).
     #[arg(long, value_name = "N", default_value_t = 3)]
     shrink: usize,
@@ -147,6 +153,7 @@ pub fn fuzz(args: FuzzArgs) -> u8 {
         shrink: args.shrink,
         rerun,
         policy,
+        window: args.window as usize,
     };
     console::err_line(format!(
         "fuzz: {} ({rev}, seed {}, {} inputs per class)",
@@ -189,7 +196,17 @@ pub fn fuzz(args: FuzzArgs) -> u8 {
         strict: args.strict,
         target_problem: run.problem.as_ref().map(|p| masker.text(p)),
         warnings: Vec::new(),
-        notices: vec![format!("{} inputs sent, {} server restarts", run.inputs, run.restarts)],
+        notices: vec![format!(
+            "{} inputs sent, {} server restarts{}",
+            run.inputs,
+            run.restarts,
+            if run.afresh > 0 {
+                ", a window of inputs not read with certainty (the server started afresh; its inputs and all later ones sent one at a time)"
+                    .to_string()
+            } else {
+                String::new()
+            }
+        )],
         baseline: None,
         requirements: None,
         summary: summary.clone(),

@@ -186,7 +186,7 @@ pub fn input(seed: u64, class: Class, index: usize, t: Transport, rev: Revision)
         Class::Framing if t == Transport::Stdio => super::inputs_framing::stdio(tpl, &mut rng, &id, rev),
         Class::Framing => super::inputs_framing::http(tpl, &mut rng, &id, rev),
         Class::Envelope => envelope(tpl, &mut rng, &id, rev),
-        Class::Params => params(tpl, &mut rng, &id, rev),
+        Class::Params => params(tpl, index / n, &mut rng, &id, rev),
         Class::Headers => super::inputs_framing::headers(tpl, &mut rng, &id, rev),
         Class::Descriptors | Class::Arguments => return None,
     };
@@ -303,7 +303,18 @@ pub fn nested(depth: usize) -> String {
     format!("{}1{}", "[".repeat(depth), "]".repeat(depth))
 }
 
-fn params(tpl: usize, rng: &mut Rng, id: &Value, rev: Revision) -> Made {
+/// A size for a template's `round`-th input: the largest the first time,
+/// after that one of `min`·2^k up to it (sizes between, each as likely as
+/// the next power of two: a limit below the largest is found too).
+fn size(round: usize, rng: &mut Rng, min: usize, max: usize) -> usize {
+    if round == 0 {
+        return max;
+    }
+    let steps = (max / min.max(1)).max(1).ilog2() as u64 + 1;
+    (min << rng.below(steps)).min(max)
+}
+
+fn params(tpl: usize, round: usize, rng: &mut Rng, id: &Value, rev: Revision) -> Made {
     let list = |p: Value| request(rev, id, "tools/list", Some(p));
     let call = |p: Value| request(rev, id, "tools/call", Some(p));
     // Names no server has: the calls below can run no tool.
@@ -318,17 +329,14 @@ fn params(tpl: usize, rng: &mut Rng, id: &Value, rev: Revision) -> Made {
             )
         }
         1 => {
-            let n = 1 + rng.below(4) as usize;
-            msg(
-                format!("tools/list with a {n}00 KB unknown cursor"),
-                list(json!({"cursor": rng.word(n * 100 * 1024)})),
-                resp(id, Want::Any),
-            )
+            let len = size(round, rng, 16, 400 * 1024);
+            let shown = if len >= 1024 { format!("{} KiB", len / 1024) } else { format!("{len} B") };
+            msg(format!("tools/list with a {shown} unknown cursor"), list(json!({"cursor": rng.word(len)})), resp(id, Want::Any))
         }
         2 => {
             // Deep nesting is written as text: a JSON value this deep would
             // overflow the stack of a recursive writer (ours included).
-            let depth = 10_000;
+            let depth = size(round, rng, 10, 10_000);
             let mut v = list(json!({"fuzz": "DEPTH"}));
             let text = v.to_string().replace("\"DEPTH\"", &nested(depth));
             v = Value::Null;
@@ -373,7 +381,7 @@ fn params(tpl: usize, rng: &mut Rng, id: &Value, rev: Revision) -> Made {
         _ => {
             // Written as text (a map of this many members is slow to build
             // for every input); not shrunk.
-            let keys = 5_000 + rng.below(5_000) as usize;
+            let keys = size(round, rng, 2, 10_000);
             let m = simple_method(rev);
             let mut members = String::with_capacity(keys * 12);
             for i in 0..keys {

@@ -19,7 +19,7 @@ pub use inputs::Class;
 pub use oracle::{Finding, Rule};
 
 use crate::record::CaseResult;
-use crate::transport::{Limits, TargetSpec};
+use crate::transport::{Limits, TargetSpec, Transport};
 use crate::wire::Revision;
 use send::{Answer, Peer};
 use std::time::{Duration, Instant};
@@ -41,6 +41,11 @@ pub struct FuzzOptions {
     pub rerun: String,
     /// The call policy: which tools the arguments class may call.
     pub policy: crate::config::Policy,
+    /// stdio: JSON messages (the envelope and params classes) go this many
+    /// at a time, each closed by a request of mcpcert's own; a window with
+    /// any finding, or one not read with certainty, is sent again one input
+    /// at a time, and that is what is judged. 1: always one at a time.
+    pub window: usize,
 }
 
 /// One input that broke a rule, with what it got.
@@ -75,6 +80,8 @@ pub struct FuzzRun {
     pub inputs: usize,
     pub sent: u64,
     pub restarts: u32,
+    /// Windows of inputs sent again one at a time (read without certainty).
+    pub afresh: u32,
     /// Why nothing could be fuzzed, if so.
     pub problem: Option<String>,
 }
@@ -101,7 +108,7 @@ pub async fn detect(target: &TargetSpec, limits: &Limits, timeout: Duration) -> 
 
 pub async fn fuzz(target: &TargetSpec, limits: &Limits, rev: Revision, o: &FuzzOptions) -> FuzzRun {
     let start = Instant::now();
-    let mut run = FuzzRun { results: Vec::new(), revision: rev, inputs: 0, sent: 0, restarts: 0, problem: None };
+    let mut run = FuzzRun { results: Vec::new(), revision: rev, inputs: 0, sent: 0, restarts: 0, afresh: 0, problem: None };
     let mut peer = match Peer::open(target, limits, rev, o.timeout).await {
         Ok(p) => p,
         Err(e) => {
@@ -178,6 +185,7 @@ pub async fn fuzz(target: &TargetSpec, limits: &Limits, rev: Revision, o: &FuzzO
     }
     run.sent = peer.sent;
     run.restarts = peer.restarts;
+    run.afresh = peer.afresh;
     peer.shutdown().await;
     run
 }
@@ -209,30 +217,73 @@ async fn run_class(
         Some((_, i)) => vec![i],
         None => (0..o.count).collect(),
     };
-    for i in indices {
+    let windowed =
+        o.window > 1 && o.only.is_none() && peer.transport() == Transport::Stdio && matches!(class, Class::Envelope | Class::Params);
+    let step = if windowed { o.window } else { 1 };
+    let chunks: Vec<Vec<usize>> = indices.chunks(step).map(<[usize]>::to_vec).collect();
+    // Windows are made on a thread of their own while the one before is in
+    // flight (the same inputs `make` gives: the class's templates).
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<Vec<inputs::Input>>(2);
+    if windowed {
+        let (seed, t, rev, chunks) = (o.seed, peer.transport(), peer.rev, chunks.clone());
+        std::thread::spawn(move || {
+            for chunk in chunks {
+                let batch = chunk.iter().filter_map(|&i| inputs::input(seed, class, i, t, rev)).collect();
+                if tx.blocking_send(batch).is_err() {
+                    break;
+                }
+            }
+        });
+    } else {
+        drop(tx);
+    }
+    'inputs: for chunk in &chunks {
         if start.elapsed() >= o.budget {
             cr.cut = Some(format!("the time budget ({} s) ran out after {} of {} inputs", o.budget.as_secs(), cr.sent, cr.planned));
             break;
         }
-        let Some(input) = make(i) else { continue };
-        let answer = peer.send(&input).await;
-        cr.sent += 1;
-        let findings = oracle::judge(&input, &answer);
-        let died = answer.died.is_some();
-        let hung = answer.hung;
-        if !findings.is_empty() {
-            cr.failed.push(Failed { input, answer, findings, shrunk: None });
+        let mut batch: Vec<inputs::Input> = if windowed {
+            let Some(b) = rx.recv().await else { break };
+            b
+        } else {
+            chunk.iter().filter_map(|&i| make(i)).collect()
+        };
+        if windowed
+            && peer.windows
+            && let Some(answers) = peer.send_window(&batch).await
+        {
+            // Clean up to the first input with a finding; from it on, one
+            // at a time.
+            let judged: Vec<_> = answers.iter().zip(&batch).map(|(a, i)| oracle::judge(i, a)).collect();
+            let clean = judged.iter().take_while(|f| f.is_empty()).count();
+            cr.sent += clean;
+            batch.drain(..clean);
         }
-        // A process that died or hung is started again, so that one defect
-        // does not fail every later input; an HTTP server cannot be.
-        if died || hung {
-            let back = peer.restart().await;
-            if died && !back {
-                *gone = Some(format!("the server stopped taking connections on input {}/{i}", class.as_str()));
-                cr.cut = gone.clone();
-                return;
+        for input in batch {
+            let i = input.index;
+            let answer = peer.send(&input).await;
+            cr.sent += 1;
+            let findings = oracle::judge(&input, &answer);
+            let died = answer.died.is_some();
+            let hung = answer.hung;
+            if !findings.is_empty() {
+                cr.failed.push(Failed { input, answer, findings, shrunk: None });
+            }
+            // A process that died or hung is started again, so that one
+            // defect does not fail every later input; an HTTP server cannot
+            // be.
+            if died || hung {
+                let back = peer.restart().await;
+                if died && !back {
+                    *gone = Some(format!("the server stopped taking connections on input {}/{i}", class.as_str()));
+                    cr.cut = gone.clone();
+                    break 'inputs;
+                }
             }
         }
+    }
+    if gone.is_some() {
+        return;
     }
     match peer.probe(probe_n).await {
         None => {

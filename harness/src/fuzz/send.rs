@@ -45,6 +45,13 @@ pub struct Peer {
     pub restarts: u32,
     /// The protocol version initialize negotiated (initialize era).
     pub negotiated: Option<String>,
+    /// Times the process was started afresh because a window of inputs
+    /// could not be read with certainty (its inputs then went one at a
+    /// time).
+    pub afresh: u32,
+    /// Whether windows are still sent (not after one read without
+    /// certainty).
+    pub windows: bool,
 }
 
 /// Whether a frame is a JSON-RPC response (result or error).
@@ -65,6 +72,8 @@ impl Peer {
             preamble: Vec::new(),
             restarts: 0,
             negotiated: None,
+            afresh: 0,
+            windows: true,
         };
         if !rev.is_stateless() {
             let init = wire::request(&json!(1), "initialize", Some(wire::initialize_params(rev.as_str())));
@@ -185,6 +194,73 @@ impl Peer {
         }
     }
 
+    /// stdio: message inputs written back to back, each followed by a
+    /// request of mcpcert's own; the frames before that request's answer
+    /// (and after the one before) are the input's, as when it goes alone
+    /// (stdin is read in order). None when that reading is not sure: a
+    /// request of mcpcert's answered out of turn, or not every one answered
+    /// within the timeout (the server is then started afresh, and the
+    /// caller sends the inputs again one at a time).
+    pub async fn send_window(&mut self, inputs: &[Input]) -> Option<Vec<Answer>> {
+        let start = std::time::Instant::now();
+        let mut buf = Vec::new();
+        let mut marks = Vec::with_capacity(inputs.len());
+        for input in inputs {
+            let Payload::Message(b) = &input.payload else { return None };
+            buf.extend_from_slice(b);
+            buf.push(b'\n');
+            self.sent += 2;
+            let mark = json!(format!("fuzz-after-{}", self.sent));
+            buf.extend_from_slice(request(self.rev, &mark, simple_method(self.rev), None).to_string().as_bytes());
+            buf.push(b'\n');
+            marks.push(mark);
+        }
+        let t = self.proc.as_mut()?;
+        let last = marks.last()?.clone();
+        let read = match t.write_raw(&buf).await {
+            Ok(()) => Some(
+                t.read_until_then(self.timeout, Duration::ZERO, |fs| fs.last().is_some_and(|f| f.is_response() && f.id() == Some(&last)))
+                    .await,
+            ),
+            Err(_) => None,
+        };
+        t.take_stderr();
+        let ms = start.elapsed().as_millis() as u64;
+        let mut answers: Vec<Answer> = inputs.iter().map(|_| Answer { ms, ..Default::default() }).collect();
+        let mut at = 0;
+        for f in read.unwrap_or_default() {
+            if f.is_response() && marks.get(at).is_some_and(|m| f.id() == Some(m)) {
+                at += 1;
+            } else if f.is_response() && marks.iter().any(|m| f.id() == Some(m)) {
+                at = usize::MAX;
+                break;
+            } else if let Some(a) = answers.get_mut(at) {
+                a.frames.push(f);
+            }
+        }
+        let exited = t.exited_settled().await;
+        if at != marks.len() || exited {
+            // A server that answers out of turn (or that needed longer)
+            // gets its inputs one at a time from here on; one that exited
+            // is found so by them (and started again).
+            if !exited {
+                self.afresh += 1;
+                self.windows = false;
+            }
+            if let Some(mut t) = self.proc.take() {
+                t.kill();
+            }
+            // A server that cannot start again is found so by the inputs
+            // sent one at a time.
+            let _ = self.start().await;
+            return None;
+        }
+        for a in &mut answers {
+            a.timed_out = !a.frames.iter().flat_map(flatten).any(|f| f.is_response());
+        }
+        Some(answers)
+    }
+
     async fn stdio(&mut self, bytes: &[u8], due: &super::inputs::Due, wants_reply: bool) -> Answer {
         let mut a = Answer::default();
         let Some(t) = self.proc.as_mut() else {
@@ -225,7 +301,7 @@ impl Peer {
             let frames = t.read_until_then(self.timeout, Duration::ZERO, whole).await;
             a.timed_out = !frames.iter().flat_map(flatten).any(|f| f.is_response());
             a.frames = frames;
-            if a.timed_out && !t.exited() {
+            if a.timed_out && !t.exited_settled().await {
                 // Unanswered: does it answer anything any more?
                 let next = request(self.rev, &follow, simple_method(self.rev), None).to_string();
                 self.sent += 1;
@@ -245,7 +321,7 @@ impl Peer {
                 a.timed_out = !a.frames.iter().flat_map(flatten).any(|f| f.is_response());
             }
         }
-        if t.exited() {
+        if t.exited_settled().await {
             a.died = Some(format!("the server process exited{}", t.exit_note_text()));
         }
         a.stderr = t.take_stderr();

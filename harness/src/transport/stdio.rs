@@ -342,6 +342,21 @@ impl StdioTarget {
         if self.heard_from { self.limits.request } else { self.limits.startup.max(self.limits.request) }
     }
 
+    /// Whether the process has exited; when its stdout is closed but it is
+    /// not reaped yet, after up to 200 ms for it to be.
+    pub async fn exited_settled(&mut self) -> bool {
+        for _ in 0..40 {
+            if self.exited() {
+                return true;
+            }
+            if !self.frames.is_closed() {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        self.exited()
+    }
+
     /// Whether the process has exited (it is not waited for).
     pub fn exited(&mut self) -> bool {
         self.child.as_mut().is_some_and(|c| matches!(c.try_wait(), Ok(Some(_))))
