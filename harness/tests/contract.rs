@@ -304,3 +304,24 @@ fn the_config_gives_prompt_arguments_and_template_values() {
     assert!(read["transcript"].to_string().contains("ref://items/42"), "the configured value filled the template: {read}");
     assert!(!read["transcript"].to_string().contains("completion/complete"), "no completion needed: {read}");
 }
+
+#[test]
+fn lint_and_run_raise_the_same_descriptor_safety_concern() {
+    // Descriptor safety is POLICY: lint says it (a warning, no rejection),
+    // the run's case warns, both naming the tool, from the same judge.
+    let fault = "tool-description-hidden-instruction";
+    let (_, out) = lint(&["-"], Some(&raw_pages(fault)));
+    let said: Vec<&str> = out.lines().filter(|l| l.contains("descriptor safety")).collect();
+    assert!(said.len() == 1 && said[0].contains("echo: ") && said[0].contains("<important>"), "{out}");
+    let dir = outdir("agree-safety");
+    let server = format!("{} --stdio --era modern --fault {fault}", refserver().display());
+    let mut cmd = mcpcert();
+    cmd.args(["run", "--stdio", &server, "tools/descriptor"]);
+    report_args(&mut cmd, &dir);
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "a warning only: {}", String::from_utf8_lossy(&out.stdout));
+    let c = case(&report(&dir), "2026-07-28/tools/descriptor-safety");
+    assert_eq!(c["verdict"], "warn", "{c}");
+    let m = c["message"].as_str().unwrap();
+    assert!(m.contains("- echo: ") && m.contains("<important>"), "{c}");
+}

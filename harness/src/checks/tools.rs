@@ -21,6 +21,8 @@ pub enum AdmissionRule {
     XMcpHeader,
     XMcpHeaderSecret,
     Annotations,
+    /// Descriptor safety (POLICY): the judge of `mcpcert lint`.
+    Safety,
 }
 
 impl AdmissionRule {
@@ -32,6 +34,7 @@ impl AdmissionRule {
             AdmissionRule::XMcpHeader => "x-mcp-header",
             AdmissionRule::XMcpHeaderSecret => "x-mcp-header-secret",
             AdmissionRule::Annotations => "annotations",
+            AdmissionRule::Safety => "safety",
         }
     }
     /// The admission findings it covers.
@@ -43,6 +46,7 @@ impl AdmissionRule {
             AdmissionRule::XMcpHeader => &[Rule::XMcpHeader],
             AdmissionRule::XMcpHeaderSecret => &[Rule::XMcpHeaderSecret],
             AdmissionRule::Annotations => &[Rule::Shape, Rule::Annotations],
+            AdmissionRule::Safety => &[],
         }
     }
 }
@@ -65,6 +69,9 @@ impl Check for ToolsAdmission {
             Err(stop) => return stop,
         };
         let rule = self.rule.as_str();
+        if self.rule == AdmissionRule::Safety {
+            return safety(&w);
+        }
         // Rules about optional features do not apply when no tool uses them.
         let uses = |pred: &dyn Fn(&Value) -> bool| w.items.iter().any(pred);
         let na = match self.rule {
@@ -128,6 +135,27 @@ impl Check for ToolsAdmission {
         }
         out
     }
+}
+
+/// Descriptor safety over the listed tools: each concern of the judge
+/// `mcpcert lint` uses, with the pages of the tools it names.
+fn safety(w: &super::walk::Walk) -> Outcome {
+    let concerns = super::judge::safety::judge(&w.items);
+    let page: std::collections::HashMap<&str, usize> =
+        w.items.iter().zip(&w.item_page).rev().map(|(t, p)| (t.get("name").and_then(Value::as_str).unwrap_or(""), *p)).collect();
+    let mut pages: Vec<usize> = concerns.iter().filter_map(|c| page.get(c.tool.as_str()).copied()).collect();
+    pages.sort_unstable();
+    pages.dedup();
+    let mut out = Outcome { exchanges: w.transcript(&pages), ..Default::default() };
+    out.exchanges.push(Exchange::note("admission: safety", format!("{} tools judged", w.items.len())));
+    if !concerns.is_empty() {
+        let lines: Vec<String> = concerns.iter().take(30).map(|c| format!("  - {}: {}", c.tool, c.what)).collect();
+        out.fail(format!("{} concerns in the tools' descriptors:\n{}", concerns.len(), lines.join("\n")));
+    }
+    if let Some(p) = w.partial() {
+        out.incomplete(&p);
+    }
+    out
 }
 
 /// Which rule over the call results a `tool_results` case judges.

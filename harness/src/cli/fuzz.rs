@@ -197,9 +197,17 @@ pub fn fuzz(args: FuzzArgs) -> u8 {
         target_problem: run.problem.as_ref().map(|p| masker.text(p)),
         warnings: Vec::new(),
         notices: vec![format!(
-            "{} inputs sent, {} server restarts{}",
+            "{} inputs sent, {} server restarts{}{}",
             run.inputs,
             run.restarts,
+            if run.late > 0 {
+                format!(
+                    ", {} answers came after a later request's (a server that answers concurrently): each judged with the input whose id it carries",
+                    run.late
+                )
+            } else {
+                String::new()
+            },
             if run.afresh > 0 {
                 ", a window of inputs not read with certainty (the server started afresh; its inputs and all later ones sent one at a time)"
                     .to_string()

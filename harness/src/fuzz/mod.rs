@@ -82,6 +82,9 @@ pub struct FuzzRun {
     pub restarts: u32,
     /// Windows of inputs sent again one at a time (read without certainty).
     pub afresh: u32,
+    /// Answers that came after a later request's (set aside, or given back
+    /// to their input).
+    pub late: u32,
     /// Why nothing could be fuzzed, if so.
     pub problem: Option<String>,
 }
@@ -108,7 +111,7 @@ pub async fn detect(target: &TargetSpec, limits: &Limits, timeout: Duration) -> 
 
 pub async fn fuzz(target: &TargetSpec, limits: &Limits, rev: Revision, o: &FuzzOptions) -> FuzzRun {
     let start = Instant::now();
-    let mut run = FuzzRun { results: Vec::new(), revision: rev, inputs: 0, sent: 0, restarts: 0, afresh: 0, problem: None };
+    let mut run = FuzzRun { results: Vec::new(), revision: rev, inputs: 0, sent: 0, restarts: 0, afresh: 0, late: 0, problem: None };
     let mut peer = match Peer::open(target, limits, rev, o.timeout).await {
         Ok(p) => p,
         Err(e) => {
@@ -186,6 +189,7 @@ pub async fn fuzz(target: &TargetSpec, limits: &Limits, rev: Revision, o: &FuzzO
     run.sent = peer.sent;
     run.restarts = peer.restarts;
     run.afresh = peer.afresh;
+    run.late = peer.late_count;
     peer.shutdown().await;
     run
 }
@@ -199,6 +203,28 @@ async fn descriptors(peer: &mut Peer, n: u32) -> Result<Vec<crate::checks::judge
     let mut c = safety::judge(&first);
     c.extend(safety::changed(&first, &second));
     Ok(c)
+}
+
+/// Late answers (a server that answers concurrently) go back to the
+/// input whose id they carry, when that input was judged on what came
+/// before a request of mcpcert's sent right after it (not on a timeout),
+/// and it is judged again with them.
+fn reattribute(peer: &mut Peer, cr: &mut ClassRun) {
+    for f in peer.take_late() {
+        let Some(id) = f.id().cloned() else { continue };
+        let Some(k) = cr.failed.iter().position(|x| {
+            send::due_ids(&x.input.due).contains(&id) && !matches!(x.input.due, inputs::Due::Response { null_ok: false, .. })
+        }) else {
+            continue;
+        };
+        let x = &mut cr.failed[k];
+        x.answer.frames.push(f);
+        x.answer.timed_out = !x.answer.frames.iter().flat_map(send::flatten).any(|f| f.is_response());
+        x.findings = oracle::judge(&x.input, &x.answer);
+        if x.findings.is_empty() {
+            cr.failed.remove(k);
+        }
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -258,6 +284,7 @@ async fn run_class(
             let clean = judged.iter().take_while(|f| f.is_empty()).count();
             cr.sent += clean;
             batch.drain(..clean);
+            reattribute(peer, cr);
         }
         for input in batch {
             let i = input.index;
@@ -269,6 +296,7 @@ async fn run_class(
             if !findings.is_empty() {
                 cr.failed.push(Failed { input, answer, findings, shrunk: None });
             }
+            reattribute(peer, cr);
             // A process that died or hung is started again, so that one
             // defect does not fail every later input; an HTTP server cannot
             // be.

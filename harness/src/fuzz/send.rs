@@ -52,7 +52,19 @@ pub struct Peer {
     /// Whether windows are still sent (not after one read without
     /// certainty).
     pub windows: bool,
+    /// The ids of every input and request of mcpcert's sent so far (as
+    /// JSON text): an answer carrying one while another input is out is
+    /// late (a server that answers concurrently), not that input's.
+    sent_ids: std::collections::HashSet<String>,
+    /// Late answers, until the caller takes them.
+    late: Vec<Frame>,
+    /// Late answers seen in all.
+    pub late_count: u32,
 }
+
+/// The id of the request a fresh stdio process of a stateless revision is
+/// sent first.
+const START_ID: &str = "fuzz-start";
 
 /// Whether a frame is a JSON-RPC response (result or error).
 pub fn is_response(f: &Frame) -> bool {
@@ -74,11 +86,21 @@ impl Peer {
             negotiated: None,
             afresh: 0,
             windows: true,
+            sent_ids: Default::default(),
+            late: Vec::new(),
+            late_count: 0,
         };
         if !rev.is_stateless() {
             let init = wire::request(&json!(1), "initialize", Some(wire::initialize_params(rev.as_str())));
             let done = wire::notification("notifications/initialized", None);
             p.preamble = vec![init.to_string(), done.to_string()];
+        } else if target.transport() == Transport::Stdio {
+            // A stdio process is first asked what the liveness probe asks
+            // (tools/list), so that every process the inputs meet starts as
+            // the first one did: some servers take the era from their first
+            // requests and exit on a notification before them (rmcp 3.11
+            // after server/discover alone).
+            p.preamble = vec![request(rev, &json!(START_ID), "tools/list", None).to_string()];
         }
         p.start().await?;
         Ok(p)
@@ -103,6 +125,11 @@ impl Peer {
                     self.negotiated = negotiated(&frames[at]);
                     t.write_line(done.as_bytes()).await.map_err(|e| e.to_string())?;
                     self.sent += 2;
+                } else if let [first] = &self.preamble[..] {
+                    t.write_line(first.as_bytes()).await.map_err(|e| e.to_string())?;
+                    // Answered or not: the inputs judge the server.
+                    let _ = t.read_until_response(&json!(START_ID), self.limits.startup, None, None).await;
+                    self.sent += 1;
                 }
                 self.proc = Some(t);
             }
@@ -228,16 +255,29 @@ impl Peer {
         let ms = start.elapsed().as_millis() as u64;
         let mut answers: Vec<Answer> = inputs.iter().map(|_| Answer { ms, ..Default::default() }).collect();
         let mut at = 0;
+        let ids: Vec<Vec<Value>> = inputs.iter().map(|i| due_ids(&i.due)).collect();
         for f in read.unwrap_or_default() {
+            // An answer with the id of an input before this one (here or
+            // earlier) is late.
+            let earlier = f.is_response()
+                && f.id().is_some_and(|i| {
+                    ours(i)
+                        && (ids[..at.min(ids.len())].iter().any(|x| x.contains(i))
+                            || (!ids.get(at).is_some_and(|x| x.contains(i)) && self.sent_ids.contains(&i.to_string())))
+                });
             if f.is_response() && marks.get(at).is_some_and(|m| f.id() == Some(m)) {
                 at += 1;
             } else if f.is_response() && marks.iter().any(|m| f.id() == Some(m)) {
                 at = usize::MAX;
                 break;
+            } else if earlier {
+                self.late_count += 1;
+                self.late.push(f);
             } else if let Some(a) = answers.get_mut(at) {
                 a.frames.push(f);
             }
         }
+        self.sent_ids.extend(ids.iter().flatten().chain(&marks).map(|i| i.to_string()));
         let exited = t.exited_settled().await;
         if at != marks.len() || exited {
             // A server that answers out of turn (or that needed longer)
@@ -284,6 +324,10 @@ impl Peer {
         let valid = matches!(due, super::inputs::Due::Response { null_ok: false, .. });
         let follow = json!(format!("fuzz-after-{}", self.sent));
         let own = |f: &Frame| f.is_response() && f.id() == Some(&follow);
+        let now = due_ids(due);
+        let past = &self.sent_ids;
+        let late = |f: &Frame| f.is_response() && f.id().is_some_and(|i| !now.contains(i) && ours(i) && past.contains(&i.to_string()));
+        let mut set_aside = Vec::new();
         if let Err(e) = written {
             a.died = Some(e.to_string());
         } else if wants_reply && valid {
@@ -292,13 +336,15 @@ impl Peer {
             // batch, once every id it carried is answered.
             let ids = due_ids(due);
             let whole = |fs: &[Frame]| {
-                let got: Vec<Frame> = fs.iter().flat_map(flatten).collect();
+                let got: Vec<Frame> = fs.iter().filter(|f| !late(f)).flat_map(flatten).collect();
                 got.iter().any(|f| f.is_response())
                     && (ids.len() < 2
                         || got.iter().any(|f| f.is_response() && !ids.iter().any(|i| f.id() == Some(i)))
                         || ids.iter().all(|i| got.iter().any(|f| f.id() == Some(i))))
             };
-            let frames = t.read_until_then(self.timeout, Duration::ZERO, whole).await;
+            let (gone, frames): (Vec<Frame>, Vec<Frame>) =
+                t.read_until_then(self.timeout, Duration::ZERO, whole).await.into_iter().partition(late);
+            set_aside.extend(gone);
             a.timed_out = !frames.iter().flat_map(flatten).any(|f| f.is_response());
             a.frames = frames;
             if a.timed_out && !t.exited_settled().await {
@@ -317,10 +363,15 @@ impl Peer {
                 // `answers` would take, is what the input may have drawn).
                 let frames = t.read_until_then(self.timeout, Duration::ZERO, |fs| fs.iter().any(own)).await;
                 a.hung = !frames.iter().any(own);
-                a.frames = frames.into_iter().filter(|f| f.id() != Some(&follow)).collect();
+                let (gone, kept): (Vec<Frame>, Vec<Frame>) = frames.into_iter().filter(|f| f.id() != Some(&follow)).partition(late);
+                set_aside.extend(gone);
+                a.frames = kept;
                 a.timed_out = !a.frames.iter().flat_map(flatten).any(|f| f.is_response());
             }
         }
+        self.late_count += set_aside.len() as u32;
+        self.late.extend(set_aside);
+        self.sent_ids.extend(now.iter().chain([&follow]).map(|i| i.to_string()));
         if t.exited_settled().await {
             a.died = Some(format!("the server process exited{}", t.exit_note_text()));
         }
@@ -429,6 +480,11 @@ impl Peer {
         a.frames.iter().any(|f| f.answers(&id) && f.value.as_ref().is_some_and(|v| v.pointer("/result/supportedVersions").is_some()))
     }
 
+    /// The late answers set aside since the last call.
+    pub fn take_late(&mut self) -> Vec<Frame> {
+        std::mem::take(&mut self.late)
+    }
+
     pub async fn shutdown(&mut self) {
         if let Some(mut t) = self.proc.take() {
             t.shutdown().await;
@@ -438,6 +494,14 @@ impl Peer {
 
 fn negotiated(f: &Frame) -> Option<String> {
     f.value.as_ref()?.pointer("/result/protocolVersion")?.as_str().map(String::from)
+}
+
+/// Whether an id is one only mcpcert's numbering gives (an input's, from
+/// 900000, or a request of its own, `fuzz-…`): only such an id marks an
+/// answer as another input's. Odd ids (null, booleans, floats, small
+/// numbers) recur and are what a server that mangles ids sends back.
+fn ours(id: &Value) -> bool {
+    id.as_i64().is_some_and(|n| n >= 900_000) || id.as_str().is_some_and(|s| s.starts_with("fuzz-"))
 }
 
 /// The ids an answer may carry for this input.

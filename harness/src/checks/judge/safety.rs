@@ -107,13 +107,18 @@ pub fn judge(tools: &[Value]) -> Vec<Concern> {
             }
         }
     }
-    for (i, a) in tools.iter().enumerate() {
-        for b in &tools[i + 1..] {
-            let (na, nb) = (name(a), name(b));
-            if na != nb && skeleton(&na) == skeleton(&nb) {
-                let how = if na.to_lowercase() == nb.to_lowercase() { "letter case" } else { "look-alike letters" };
-                out.push(Concern { tool: nb.clone(), what: format!("its name differs from `{na}` only by {how}") });
-            }
+    // Each name beside the first before it with the same skeleton (one
+    // pass: listings of 100,000 tools are judged too).
+    let mut first: std::collections::HashMap<String, Vec<String>> = std::collections::HashMap::new();
+    for t in tools {
+        let nb = name(t);
+        let seen = first.entry(skeleton(&nb)).or_default();
+        if let Some(na) = seen.iter().find(|na| **na != nb) {
+            let how = if na.to_lowercase() == nb.to_lowercase() { "letter case" } else { "look-alike letters" };
+            out.push(Concern { tool: nb.clone(), what: format!("its name differs from `{na}` only by {how}") });
+        }
+        if !seen.contains(&nb) {
+            seen.push(nb);
         }
     }
     out
@@ -123,9 +128,11 @@ pub fn judge(tools: &[Value]) -> Vec<Concern> {
 /// other.
 pub fn changed(first: &[Value], second: &[Value]) -> Vec<Concern> {
     let mut out = Vec::new();
+    let by_name: std::collections::HashMap<&str, &Value> =
+        second.iter().rev().map(|b| (b.get("name").and_then(|v| v.as_str()).unwrap_or(""), b)).collect();
     for a in first {
         let n = a.get("name").and_then(|v| v.as_str()).unwrap_or("");
-        if let Some(b) = second.iter().find(|b| b.get("name").and_then(|v| v.as_str()) == Some(n)) {
+        if let Some(b) = by_name.get(n) {
             for k in ["description", "title"] {
                 if a.get(k) != b.get(k) {
                     out.push(Concern { tool: n.to_string(), what: format!("its {k} changed between two listings") });
