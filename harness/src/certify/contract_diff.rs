@@ -120,7 +120,7 @@ fn listing(rev: &str, kind: &str, a: &Listing, b: &Listing, out: &mut Vec<Change
             ),
         ));
     }
-    for item in &a.items {
+    for item in a.items.iter() {
         let Some(k) = key(kind, item) else { continue };
         let subject = format!("{kind} {k}");
         match b.items.iter().find(|i| key(kind, i).as_deref() == Some(k.as_str())) {
@@ -133,7 +133,7 @@ fn listing(rev: &str, kind: &str, a: &Listing, b: &Listing, out: &mut Vec<Change
             },
         }
     }
-    for item in &b.items {
+    for item in b.items.iter() {
         let Some(k) = key(kind, item) else { continue };
         if !a.items.iter().any(|i| key(kind, i).as_deref() == Some(k.as_str())) && a.complete {
             out.push(change(rev, Class::Compatible, format!("{kind} {k}"), "added"));
@@ -321,7 +321,8 @@ mod tests {
     use serde_json::json;
 
     fn contract(tools: Value, prompts: Value, caps: Value) -> Contract {
-        let listing = |v: &Value| Listing { complete: true, note: None, items: v.as_array().cloned().unwrap_or_default() };
+        let listing =
+            |v: &Value| Listing { complete: true, note: None, items: std::sync::Arc::new(v.as_array().cloned().unwrap_or_default()) };
         Contract {
             format: CONTRACT_FORMAT.into(),
             format_version: 1,

@@ -20,7 +20,7 @@ async fn listed(cx: &Cx<'_>, list: ListMethod) -> Result<(Vec<serde_json::Value>
         return Ok((Vec::new(), None));
     }
     let w = cx.facts.list_walk(cx, list).await?;
-    Ok((w.items.clone(), w.partial()))
+    Ok(((*w.items).clone(), w.partial()))
 }
 
 /// Prompt arguments and template variables the server offers, and why the

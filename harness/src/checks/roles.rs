@@ -185,7 +185,7 @@ fn requests_as(cx: &Cx<'_>, role: &Role, seen: &Seen, schemas: &[Value]) -> (Vec
     // Completion of every prompt argument and template variable the role sees.
     if cx.advertises("completions") {
         let items = |m: &str| seen.lists.get(m).map(|w| w.items.clone()).unwrap_or_default();
-        let targets = targets_from(&items("prompts/list"), &items("resources/templates/list"));
+        let targets = targets_from(&items("prompts/list")[..], &items("resources/templates/list")[..]);
         for t in targets.into_iter().take(50) {
             let p = json!({"ref": t.reference, "argument": {"name": t.argument, "value": ""}});
             let label = format!("as {}: complete {}", role.name, t.what);
@@ -195,7 +195,7 @@ fn requests_as(cx: &Cx<'_>, role: &Role, seen: &Seen, schemas: &[Value]) -> (Vec
     // Calls of the tools the role sees and the call policy allows.
     let tools = seen.lists.get("tools/list").map(|w| w.items.clone()).unwrap_or_default();
     let mut called = 0;
-    for t in &tools {
+    for t in tools.iter() {
         let Some(name) = t.get("name").and_then(|n| n.as_str()) else { continue };
         if cx.policy.call_allowed(t, name).is_err() || called >= cx.policy.max_tools_called {
             continue;
@@ -251,7 +251,7 @@ impl Check for RolesProbe {
             });
         }
         // The tools walk of the default identity gives the schemas for Mcp-Param headers.
-        let schemas: Vec<Value> = cx.facts.tools_walk(cx).await.map(|w| w.items.clone()).unwrap_or_default();
+        let schemas: std::sync::Arc<Vec<Value>> = cx.facts.tools_walk(cx).await.map(|w| w.items.clone()).unwrap_or_default();
         // The roles are seen at once, each with ids of its own.
         let seen = roles.iter().enumerate().map(|(k, r)| see_as(cx, r, k, &schemas));
         let mut views: Vec<(&Role, Seen)> = Vec::new();

@@ -78,7 +78,8 @@ pub enum WalkEnd {
 #[derive(Debug, Clone)]
 pub struct Walk {
     pub list: ListMethod,
-    pub items: Vec<Value>,
+    /// Shared, not copied, with the contract and the cases that keep them.
+    pub items: std::sync::Arc<Vec<Value>>,
     /// The page each item came from.
     pub item_page: Vec<usize>,
     pub pages: Vec<Page>,
@@ -88,7 +89,7 @@ pub struct Walk {
 
 impl Walk {
     fn new(list: ListMethod) -> Walk {
-        Walk { list, items: Vec::new(), item_page: Vec::new(), pages: Vec::new(), exchanges: Vec::new(), end: WalkEnd::Complete }
+        Walk { list, items: Default::default(), item_page: Vec::new(), pages: Vec::new(), exchanges: Vec::new(), end: WalkEnd::Complete }
     }
 
     pub fn method(&self) -> &'static str {
@@ -226,10 +227,8 @@ pub async fn walk_on(cx: &Cx<'_>, conn: &mut Connection, list: ListMethod) -> Wa
                 break;
             }
         };
-        for it in items {
-            w.items.push(it);
-            w.item_page.push(n);
-        }
+        w.item_page.extend(std::iter::repeat_n(n, items.len()));
+        std::sync::Arc::make_mut(&mut w.items).extend(items);
         w.pages.push(Page { cursor: cursor.clone(), result: result.clone(), ex: ex_i });
         match result.get("nextCursor") {
             None => break,

@@ -47,7 +47,9 @@ pub struct Listing {
     pub complete: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
-    pub items: Vec<Value>,
+    /// Shared with the walk that listed them (a list of 10,000 tools is
+    /// not copied to be written).
+    pub items: std::sync::Arc<Vec<Value>>,
 }
 
 impl RevisionContract {

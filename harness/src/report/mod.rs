@@ -132,8 +132,10 @@ pub fn mkdirs(p: &Path) -> std::io::Result<()> {
 
 pub fn write_json(report: &RunReport, path: &Path) -> std::io::Result<()> {
     mkdirs(path)?;
-    let text = serde_json::to_string_pretty(report).map_err(std::io::Error::other)?;
-    std::fs::write(path, text)
+    // Written as it is made: the report is not held whole in memory.
+    let mut out = std::io::BufWriter::with_capacity(256 * 1024, std::fs::File::create(path)?);
+    serde_json::to_writer_pretty(&mut out, report).map_err(std::io::Error::other)?;
+    std::io::Write::flush(&mut out)
 }
 
 /// How JUnit shows the verdicts it has no word for.

@@ -169,7 +169,7 @@ impl Runner {
                 } else {
                     Some(match facts.list_walk(&cx, list).await {
                         Ok(w) => Listing { complete: w.end == WalkEnd::Complete, note: w.partial(), items: w.items.clone() },
-                        Err(e) => Listing { complete: false, note: Some(e), items: Vec::new() },
+                        Err(e) => Listing { complete: false, note: Some(e), items: Default::default() },
                     })
                 });
             }

@@ -421,6 +421,9 @@ impl Drop for StdioTarget {
     }
 }
 
+/// The most a reader's line buffer keeps between lines.
+const KEPT_LINE_BUFFER: usize = 256 * 1024;
+
 async fn read_lines(
     mut out: tokio::process::ChildStdout,
     tx: mpsc::Sender<Frame>,
@@ -457,6 +460,10 @@ async fn read_lines(
             buf.extend_from_slice(line);
             let f = Frame::from_bytes(&buf, ms_since(started));
             buf.clear();
+            // A huge line's buffer is not kept for the next (small) one.
+            if buf.capacity() > KEPT_LINE_BUFFER {
+                buf = Vec::new();
+            }
             if emit(&tx, f, &audit).await.is_err() {
                 return;
             }

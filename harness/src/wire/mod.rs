@@ -197,14 +197,63 @@ pub fn id_mismatch(request: Option<&Value>, got: Option<&Value>) -> String {
 }
 
 pub fn brief(v: &Value) -> String {
-    let s = v.to_string();
-    if s.len() > 300 {
+    const SHOWN: usize = 300;
+    // The first bytes and a count of the rest: a huge value is not
+    // written out whole only to be cut.
+    struct Head {
+        kept: Vec<u8>,
+        len: usize,
+    }
+    impl std::io::Write for Head {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            let room = (SHOWN + 4).saturating_sub(self.kept.len());
+            self.kept.extend_from_slice(&b[..b.len().min(room)]);
+            self.len += b.len();
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut head = Head { kept: Vec::new(), len: 0 };
+    let _ = serde_json::to_writer(&mut head, v);
+    let s = String::from_utf8_lossy(&head.kept);
+    if head.len > SHOWN {
+        let mut end = SHOWN;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        format!("{}… ({} bytes)", &s[..end], head.len)
+    } else {
+        s.into_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::brief;
+    use serde_json::{Value, json};
+
+    /// What `brief` shows, worked out the long way: the whole text cut.
+    fn cut(v: &Value) -> String {
+        let s = v.to_string();
+        if s.len() <= 300 {
+            return s;
+        }
         let mut end = 300;
         while !s.is_char_boundary(end) {
             end -= 1;
         }
         format!("{}… ({} bytes)", &s[..end], s.len())
-    } else {
-        s
+    }
+
+    #[test]
+    fn brief_is_the_text_cut_at_300_bytes_with_the_whole_length() {
+        let tools: Vec<Value> = (0..2000).map(|i| json!({"name": format!("tool_{i}"), "description": "é→ü".repeat(i % 7)})).collect();
+        for v in
+            [json!(null), json!({"a": 1}), json!("x".repeat(300)), json!("x".repeat(299)), json!("é".repeat(400)), json!({"tools": tools})]
+        {
+            assert_eq!(brief(&v), cut(&v));
+        }
     }
 }
