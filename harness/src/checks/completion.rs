@@ -26,8 +26,9 @@ async fn listed(cx: &Cx<'_>, list: ListMethod) -> Result<(Vec<serde_json::Value>
 /// Prompt arguments and template variables the server offers, and why the
 /// lists they come from are partial, if they are.
 async fn completion_targets(cx: &Cx<'_>) -> Result<(Vec<CompletionTarget>, Option<String>), String> {
-    let (prompts, p1) = listed(cx, ListMethod::Prompts).await?;
-    let (templates, p2) = listed(cx, ListMethod::Templates).await?;
+    // The two walks do not depend on each other: gathered at once.
+    let (p, t) = futures_util::future::join(listed(cx, ListMethod::Prompts), listed(cx, ListMethod::Templates)).await;
+    let ((prompts, p1), (templates, p2)) = (p?, t?);
     Ok((targets_from(&prompts, &templates), p1.or(p2)))
 }
 

@@ -40,31 +40,40 @@ impl Check for DnsRebinding {
         let own = authority;
         let t = standard_target(cx);
         let mut out = Outcome::default();
-        for (value, foreign) in [(FOREIGN.to_string(), true), (own, false)] {
-            let edits =
-                vec![HeaderEdit::Set("Host".into(), value.clone()), HeaderEdit::Set("Origin".into(), format!("{scheme}://{value}"))];
-            let body = cx.request(&t.method, Some(t.params.clone()));
-            let label = match foreign {
-                true => format!("{} with Host and Origin naming a foreign host, {FOREIGN}", t.what),
-                false => format!("{} with Host and Origin naming the server's own host (its URL's)", t.what),
-            };
+        // Both made first (their ids taken in order), then sent together:
+        // the foreign one must be refused, a negative probe on a connection
+        // of its own, so neither waits for the other.
+        let made: Vec<_> = [(FOREIGN.to_string(), true), (own, false)]
+            .into_iter()
+            .map(|(value, foreign)| {
+                let edits =
+                    vec![HeaderEdit::Set("Host".into(), value.clone()), HeaderEdit::Set("Origin".into(), format!("{scheme}://{value}"))];
+                let body = cx.request(&t.method, Some(t.params.clone()));
+                let label = match foreign {
+                    true => format!("{} with Host and Origin naming a foreign host, {FOREIGN}", t.what),
+                    false => format!("{} with Host and Origin naming the server's own host (its URL's)", t.what),
+                };
+                (value, foreign, label, body, edits)
+            })
+            .collect();
+        let sends = made.iter().map(|(_, foreign, label, body, edits)| async move {
             // The client sends the Host given instead of the URL's.
-            let msg = Msg::new(cx.rev, &label, &body).edits(&edits);
-            // The foreign one must be refused: a negative probe.
-            let ex = if foreign {
-                match cx.isolated(&[msg]).await {
-                    Ok(mut exs) => {
-                        let ex = exs.pop().unwrap_or_default();
-                        out.exchanges.extend(exs);
-                        ex
-                    }
-                    Err(e) => return out.with_error(e.to_string()),
+            let msg = Msg::new(cx.rev, label, body).edits(edits);
+            match foreign {
+                true => cx.isolated(&[msg]).await,
+                false => cx.session.on_main(&msg, cx.case).await.map(|e| vec![e]),
+            }
+        });
+        let sent = futures_util::future::join_all(sends).await;
+        for ((value, foreign, label, _, _), r) in made.iter().zip(sent) {
+            let (value, foreign) = (value.clone(), *foreign);
+            let ex = match r {
+                Ok(mut exs) => {
+                    let ex = exs.pop().unwrap_or_default();
+                    out.exchanges.extend(exs);
+                    ex
                 }
-            } else {
-                match cx.session.on_main(&msg, cx.case).await {
-                    Ok(e) => e,
-                    Err(e) => return out.with_error(e.to_string()),
-                }
+                Err(e) => return out.with_error(e.to_string()),
             };
             let status = ex.status;
             if let Some(e) = &ex.error {

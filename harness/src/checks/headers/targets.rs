@@ -7,7 +7,7 @@ use super::super::calls::CallKind;
 use super::super::judge::admission;
 use super::super::judge::args::{remove_pointer, set_pointer, synth_valid};
 use super::super::walk::ListMethod;
-use super::{OTHER, Probe, ProbeKind, Want, encoded, flip_case, probe_of, probe_send, probes_for, run_probes};
+use super::{OTHER, Probe, ProbeKind, Want, encoded, flip_case, prepare, probe_of, probes_for, run_probes};
 use crate::checks::{Cx, Outcome};
 use crate::record::Exchange;
 use crate::session::Msg;
@@ -380,11 +380,19 @@ pub(super) async fn probe_origin(cx: &Cx<'_>) -> Outcome {
     };
     let t = standard_target(cx);
     let foreign = "http://mcpcert-foreign-origin.invalid";
-    for (origin, must_refuse) in [(allowed.as_str(), false), (foreign, true)] {
-        let edits = vec![HeaderEdit::Set("Origin".into(), origin.into())];
-        // The foreign Origin must be refused: a negative probe, on a
-        // connection of its own.
-        let ex = match probe_send(cx, &format!("{} with Origin: {origin}", t.what), &t, None, edits, false, must_refuse).await {
+    // Both made first (their ids taken in order), then sent together: the
+    // foreign Origin must be refused, a negative probe on a connection of
+    // its own, so neither waits for the other.
+    let made: Vec<_> = [(allowed.as_str(), false), (foreign, true)]
+        .into_iter()
+        .map(|(origin, must_refuse)| {
+            let edits = vec![HeaderEdit::Set("Origin".into(), origin.into())];
+            (origin, must_refuse, prepare(cx, &format!("{} with Origin: {origin}", t.what), &t, None, edits, false, must_refuse))
+        })
+        .collect();
+    let sent = futures_util::future::join_all(made.iter().map(|(_, _, m)| m.send(cx))).await;
+    for ((origin, must_refuse, _), r) in made.iter().zip(sent) {
+        let ex = match r {
             Ok(mut exs) => {
                 let ex = exs.pop().unwrap_or_default();
                 out.exchanges.extend(exs);
@@ -394,7 +402,7 @@ pub(super) async fn probe_origin(cx: &Cx<'_>) -> Outcome {
         };
         if let Some(e) = &ex.error {
             out.set_error(format!("Origin {origin}: {e}"));
-        } else if must_refuse && ex.status != Some(403) {
+        } else if *must_refuse && ex.status != Some(403) {
             out.fail(format!("a request with an Origin the server does not allow ({origin}) must get HTTP 403; got {}", ex.summary()));
         } else if !must_refuse && ex.status == Some(403) {
             out.set_error(format!("the server refused the Origin the config names as allowed ({origin}): check [target] allowed_origin"));
