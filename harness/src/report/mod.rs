@@ -342,20 +342,33 @@ fn esc(s: &str) -> String {
 
 /// `esc`, appended to `out` (no string of its own).
 fn esc_into(out: &mut String, s: &str) {
+    // By bytes: every character replaced or dropped is ASCII, or a C1
+    // control (U+0080..U+009F: 0xC2 then 0x80..0x9F in UTF-8), so the text
+    // between them is copied whole and stays valid UTF-8.
+    let b = s.as_bytes();
     let mut plain = 0;
-    for (i, c) in s.char_indices() {
-        let with = match c {
-            '&' => "&amp;",
-            '<' => "&lt;",
-            '>' => "&gt;",
-            '"' => "&quot;",
-            '\n' | '\t' => continue,
-            c if c.is_control() => "",
-            _ => continue,
+    let mut i = 0;
+    while i < b.len() {
+        let (with, len) = match b[i] {
+            b'&' => ("&amp;", 1),
+            b'<' => ("&lt;", 1),
+            b'>' => ("&gt;", 1),
+            b'"' => ("&quot;", 1),
+            b'\n' | b'\t' => {
+                i += 1;
+                continue;
+            }
+            0..=0x1f | 0x7f => ("", 1),
+            0xc2 if matches!(b.get(i + 1), Some(0x80..=0x9f)) => ("", 2),
+            _ => {
+                i += 1;
+                continue;
+            }
         };
         out.push_str(&s[plain..i]);
         out.push_str(with);
-        plain = i + c.len_utf8();
+        i += len;
+        plain = i;
     }
     out.push_str(&s[plain..]);
 }

@@ -7,7 +7,7 @@
 mod load;
 pub mod requirements;
 
-pub use load::{BUILTIN, FORMAT_SCHEMA, LoadError, load_builtin, load_dir};
+pub use load::{BUILTIN, FORMAT_SCHEMA, LoadError, load_builtin, load_builtin_era, load_dir};
 
 use crate::checks::DynCheck;
 use crate::record::{Basis, Level};

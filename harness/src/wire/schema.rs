@@ -17,9 +17,13 @@ const SCHEMA_TEXTS: [(Revision, &str); 5] = [
     (Revision::R2024_11_05, include_str!("../../schemas/2024-11-05.json")),
 ];
 
+/// Each revision's schema is parsed when it is first asked for: a run of
+/// one revision reads one of the five documents.
 pub struct WireSchemas {
-    revs: HashMap<Revision, RevSchema>,
+    revs: HashMap<Revision, (&'static str, OnceLock<Parsed>)>,
 }
+
+type Parsed = Result<RevSchema, String>;
 
 /// One revision's schema: its message type names, known at once, and a
 /// validator per message type, compiled the first time a frame of that type
@@ -95,18 +99,25 @@ pub fn schemas() -> &'static WireSchemas {
 
 impl WireSchemas {
     pub fn load() -> Result<WireSchemas, String> {
-        let mut revs = HashMap::new();
-        for (rev, text) in SCHEMA_TEXTS {
-            revs.insert(rev, RevSchema::new(rev, text).map_err(|e| format!("schema {rev}: {e}"))?);
+        Ok(WireSchemas { revs: SCHEMA_TEXTS.into_iter().map(|(rev, text)| (rev, (text, OnceLock::new()))).collect() })
+    }
+
+    /// Revision `rev`'s schema, parsed the first time. A built-in document
+    /// that is not JSON is mcpcert's own defect (`compile_all`, in tests).
+    fn rev(&self, rev: Revision) -> Option<&RevSchema> {
+        let (text, cell) = self.revs.get(&rev)?;
+        match cell.get_or_init(|| RevSchema::new(rev, text).map_err(|e| format!("schema {rev}: {e}"))) {
+            Ok(r) => Some(r),
+            Err(e) => panic!("built-in wire schema does not parse: {e}"),
         }
-        Ok(WireSchemas { revs })
     }
 
     /// Compile every message type of every revision now (tests: a type
     /// whose schema does not compile is reported here instead of at the
     /// first frame of that type).
     pub fn compile_all(&self) -> Result<(), String> {
-        for (rev, r) in &self.revs {
+        for (rev, (text, _)) in &self.revs {
+            let r = RevSchema::new(*rev, text).map_err(|e| format!("schema {rev}: {e}"))?;
             // Each type is compiled as a reference into the document, which
             // checks only the reference against the JSON Schema standard:
             // the document itself is checked here.
@@ -121,16 +132,16 @@ impl WireSchemas {
     }
 
     pub fn has(&self, revision: Revision, def: &str) -> bool {
-        self.revs.get(&revision).is_some_and(|r| r.defs.binary_search_by(|d| d.as_str().cmp(def)).is_ok())
+        self.rev(revision).is_some_and(|r| r.defs.binary_search_by(|d| d.as_str().cmp(def)).is_ok())
     }
 
     pub fn def_names(&self, revision: Revision) -> Vec<String> {
-        self.revs.get(&revision).map(|r| r.defs.clone()).unwrap_or_default()
+        self.rev(revision).map(|r| r.defs.clone()).unwrap_or_default()
     }
 
     /// Validate `value` as message type `def` of `revision`.
     pub fn validate(&self, revision: Revision, def: &str, value: &Value) -> Vec<Violation> {
-        let v = match self.revs.get(&revision).and_then(|r| r.validator(def)) {
+        let v = match self.rev(revision).and_then(|r| r.validator(def)) {
             Some(Ok(v)) => v,
             Some(Err(e)) => {
                 return vec![Violation {

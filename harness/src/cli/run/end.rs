@@ -185,12 +185,22 @@ pub(super) fn report(args: &RunArgs, s: Started, j: Judged, c: Contracted, clock
             console.line(l);
         }
     }
-    match (s.signal(), &s.target_problem, why.is_empty()) {
+    let code = match (s.signal(), &s.target_problem, why.is_empty()) {
         (sig, _, _) if sig != 0 => (128 + sig) as u8,
         (_, Some(_), _) => EXIT_UNREACHABLE,
         (_, None, false) => EXIT_FAILED,
         (_, None, true) => EXIT_OK,
-    }
+    };
+    // The process ends next: the report and the catalogue (all of the run's
+    // transcripts and cases) are not freed piece by piece first. The runtime
+    // does not wait for its idle threads; the runner is dropped as before
+    // (that ends the server processes).
+    let Started { plan, rt, runner, .. } = s;
+    rt.shutdown_background();
+    drop(runner);
+    std::mem::forget(rep);
+    std::mem::forget(plan);
+    code
 }
 
 /// JUnit, JSON and HTML, written at once (the page takes longest); false

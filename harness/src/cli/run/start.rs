@@ -39,7 +39,11 @@ impl Started {
 }
 
 pub(super) fn start(args: &RunArgs, mut plan: Plan) -> Result<Started, u8> {
-    let rt = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+    // One thread: the run mostly waits on the server, and the work between
+    // (parsing, judging) is short; a second worker only added wake-ups
+    // between threads, and on a small machine took CPU from a local server.
+    // The reports are written on threads of their own.
+    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             console::err_line(format!("error: cannot start the async runtime: {e}"));
