@@ -113,7 +113,7 @@ fn a_deeply_nested_any_of_schema_is_judged_quickly() {
 }
 
 /// `n` tools in one page: walked, every descriptor judged, within bounds.
-fn many_tools_are_walked_and_admitted(n: usize, max: Duration, max_mib: u64) {
+fn many_tools_are_walked_and_admitted(n: usize, max: Duration, max_mib: u64) -> Outcome {
     let o = run_mode("many-tools", &n.to_string(), Some("tools/"));
     let c = case(&o.report, "2026-07-28/tools/list-walk");
     assert_eq!(c["verdict"], "pass", "{c}");
@@ -122,12 +122,20 @@ fn many_tools_are_walked_and_admitted(n: usize, max: Duration, max_mib: u64) {
     assert!(note.contains(&format!("{n} tools judged")), "{note}");
     assert!(o.elapsed < max, "{:?}", o.elapsed);
     assert!(peak_mib(&o) < max_mib, "peak {} MiB", peak_mib(&o));
+    o
 }
 
 #[test]
 fn ten_thousand_tools_are_walked_and_admitted() {
     // About 42 MiB in a debug build.
-    many_tools_are_walked_and_admitted(10_000, Duration::from_secs(60), 100);
+    let o = many_tools_are_walked_and_admitted(10_000, Duration::from_secs(60), 100);
+    // The walk on a fresh process is kept as its names and transcript only,
+    // and still compared whole; the server ignores an unknown cursor.
+    let fresh = case(&o.report, "2026-07-28/tools/list-same-on-fresh-connection");
+    assert_eq!(fresh["verdict"], "pass", "{fresh}");
+    let notes: Vec<&str> = fresh["transcript"].as_array().unwrap().iter().filter_map(|e| e["note"].as_str()).collect();
+    assert!(notes.iter().any(|n| n.contains("1 page(s), 10000 item(s)")), "{notes:?}");
+    assert_eq!(case(&o.report, "2026-07-28/tools/list-invalid-cursor")["verdict"], "warn");
 }
 
 #[test]

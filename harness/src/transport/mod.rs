@@ -109,6 +109,25 @@ impl Frame {
         Frame { raw, problem: self.problem.clone(), value: None, at_ms: self.at_ms }
     }
 
+    /// Let go of the parsed value of a well-formed message, keeping its
+    /// text: a large line read by a background reader waits in a queue
+    /// unparsed, so that lists read on several connections at once are not
+    /// all in memory at once. `parsed` restores it.
+    pub fn defer_parse(&mut self) {
+        if self.problem.is_none() {
+            self.value = None;
+        }
+    }
+
+    /// The frame with its value again if `defer_parse` dropped it (a frame
+    /// that has neither a value nor a problem); any other frame as it is.
+    pub fn parsed(self) -> Frame {
+        if self.value.is_some() || self.problem.is_some() {
+            return self;
+        }
+        Frame::from_bytes(self.raw.as_bytes(), self.at_ms)
+    }
+
     pub fn problem(msg: impl Into<String>, raw: String, at_ms: u64) -> Frame {
         Frame { raw, problem: Some(msg.into()), value: None, at_ms }
     }
@@ -252,6 +271,24 @@ mod tests {
 
     fn frame(v: Value) -> Frame {
         Frame::from_bytes(v.to_string().as_bytes(), 0)
+    }
+
+    #[test]
+    fn a_deferred_frame_is_parsed_again_as_it_was() {
+        let whole = frame(json!({"jsonrpc": "2.0", "id": 7, "result": {"tools": [{"name": "a"}]}}));
+        let mut f = whole.clone();
+        f.defer_parse();
+        assert!(f.value.is_none() && !f.answers(&json!(7)));
+        let back = f.parsed();
+        assert_eq!(back.value, whole.value);
+        assert!(back.answers(&json!(7)));
+        // A frame with a problem keeps what it has: its value is never
+        // dropped, and nothing is parsed again.
+        let mut batch = frame(json!([{"jsonrpc": "2.0", "id": 1, "result": {}}]));
+        batch.defer_parse();
+        assert!(batch.value.is_some() && batch.problem.is_some());
+        let broken = Frame::problem("not JSON", "{".into(), 0).parsed();
+        assert!(broken.value.is_none() && broken.problem.as_deref() == Some("not JSON"));
     }
 
     #[test]

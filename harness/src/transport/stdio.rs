@@ -219,6 +219,7 @@ impl StdioTarget {
         loop {
             match tokio::time::timeout_at(deadline.at, self.frames.recv()).await {
                 Ok(Some(frame)) => {
+                    let frame = frame.parsed();
                     self.heard_from = true;
                     deadline.saw(&frame);
                     let is_answer = frame.answers(id);
@@ -309,7 +310,7 @@ impl StdioTarget {
             match tokio::time::timeout_at(wake, self.frames.recv()).await {
                 Ok(Some(f)) => {
                     self.heard_from = true;
-                    got.push(f);
+                    got.push(f.parsed());
                 }
                 Ok(None) => break,
                 Err(_) => {}
@@ -424,6 +425,12 @@ impl Drop for StdioTarget {
 /// The most a reader's line buffer keeps between lines.
 const KEPT_LINE_BUFFER: usize = 256 * 1024;
 
+/// A line longer than this waits in the reader's queue as text, parsed
+/// again by whoever reads it (a 10,000-tool list is ~0.6 MB of text and
+/// ~8 MB parsed; several such replies read on several processes at once
+/// would otherwise all sit parsed in their queues together).
+const DEFER_PARSE_OVER: usize = 128 * 1024;
+
 async fn read_lines(
     mut out: tokio::process::ChildStdout,
     tx: mpsc::Sender<Frame>,
@@ -452,19 +459,22 @@ async fn read_lines(
                     ms_since(started),
                 );
                 buf.clear();
-                if emit(&tx, f, &audit).await.is_err() {
+                if emit(&tx, f, &audit, false).await.is_err() {
                     return;
                 }
                 continue;
             }
             buf.extend_from_slice(line);
             let f = Frame::from_bytes(&buf, ms_since(started));
+            // Parsed here for the audit below (whether it is a request the
+            // server sent, or broken), then as text in the queue if large.
+            let defer = buf.len() > DEFER_PARSE_OVER;
             buf.clear();
             // A huge line's buffer is not kept for the next (small) one.
             if buf.capacity() > KEPT_LINE_BUFFER {
                 buf = Vec::new();
             }
-            if emit(&tx, f, &audit).await.is_err() {
+            if emit(&tx, f, &audit, defer).await.is_err() {
                 return;
             }
         }
@@ -491,7 +501,7 @@ async fn read_lines(
             f.value = None;
             f
         };
-        let _ = emit(&tx, f, &audit).await;
+        let _ = emit(&tx, f, &audit, false).await;
     }
 }
 
@@ -500,7 +510,7 @@ fn excerpt(b: &[u8]) -> String {
     format!("{s}…")
 }
 
-async fn emit(tx: &mpsc::Sender<Frame>, f: Frame, audit: &Arc<Mutex<StdoutAudit>>) -> Result<(), ()> {
+async fn emit(tx: &mpsc::Sender<Frame>, mut f: Frame, audit: &Arc<Mutex<StdoutAudit>>, defer: bool) -> Result<(), ()> {
     if let Ok(mut a) = audit.lock() {
         a.lines += 1;
         if f.problem.is_some() {
@@ -514,6 +524,9 @@ async fn emit(tx: &mpsc::Sender<Frame>, f: Frame, audit: &Arc<Mutex<StdoutAudit>
                 a.requests.push(f.clone());
             }
         }
+    }
+    if defer {
+        f.defer_parse();
     }
     tx.send(f).await.map_err(|_| ())
 }
