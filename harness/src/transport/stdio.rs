@@ -425,10 +425,9 @@ impl Drop for StdioTarget {
 /// The most a reader's line buffer keeps between lines.
 const KEPT_LINE_BUFFER: usize = 256 * 1024;
 
-/// A line longer than this waits in the reader's queue as text, parsed
-/// again by whoever reads it (a 10,000-tool list is ~0.6 MB of text and
-/// ~8 MB parsed; several such replies read on several processes at once
-/// would otherwise all sit parsed in their queues together).
+/// A line longer than this waits in the reader's queue as text, parsed again
+/// by whoever reads it: lists read on several processes at once (~0.6 MB of
+/// text, ~8 MB parsed for 10,000 tools) do not all sit parsed in queues.
 const DEFER_PARSE_OVER: usize = 128 * 1024;
 
 async fn read_lines(
@@ -459,22 +458,19 @@ async fn read_lines(
                     ms_since(started),
                 );
                 buf.clear();
-                if emit(&tx, f, &audit, false).await.is_err() {
+                if emit(&tx, f, &audit).await.is_err() {
                     return;
                 }
                 continue;
             }
             buf.extend_from_slice(line);
             let f = Frame::from_bytes(&buf, ms_since(started));
-            // Parsed here for the audit below (whether it is a request the
-            // server sent, or broken), then as text in the queue if large.
-            let defer = buf.len() > DEFER_PARSE_OVER;
             buf.clear();
             // A huge line's buffer is not kept for the next (small) one.
             if buf.capacity() > KEPT_LINE_BUFFER {
                 buf = Vec::new();
             }
-            if emit(&tx, f, &audit, defer).await.is_err() {
+            if emit(&tx, f, &audit).await.is_err() {
                 return;
             }
         }
@@ -501,7 +497,7 @@ async fn read_lines(
             f.value = None;
             f
         };
-        let _ = emit(&tx, f, &audit, false).await;
+        let _ = emit(&tx, f, &audit).await;
     }
 }
 
@@ -510,7 +506,9 @@ fn excerpt(b: &[u8]) -> String {
     format!("{s}…")
 }
 
-async fn emit(tx: &mpsc::Sender<Frame>, mut f: Frame, audit: &Arc<Mutex<StdoutAudit>>, defer: bool) -> Result<(), ()> {
+/// Parsed by the reader for the audit (a request the server sent, a broken
+/// line), then queued; a large well-formed line as text only.
+async fn emit(tx: &mpsc::Sender<Frame>, mut f: Frame, audit: &Arc<Mutex<StdoutAudit>>) -> Result<(), ()> {
     if let Ok(mut a) = audit.lock() {
         a.lines += 1;
         if f.problem.is_some() {
@@ -525,7 +523,7 @@ async fn emit(tx: &mpsc::Sender<Frame>, mut f: Frame, audit: &Arc<Mutex<StdoutAu
             }
         }
     }
-    if defer {
+    if f.raw.len() > DEFER_PARSE_OVER {
         f.defer_parse();
     }
     tx.send(f).await.map_err(|_| ())
