@@ -387,3 +387,47 @@ fn read_only_calls_share_a_wave_and_state_changers_do_not() {
     let alone = rep["cases"].as_array().unwrap().iter().filter(|c| c["wave"].as_u64() == Some(a)).count();
     assert_eq!(alone, 1, "alone");
 }
+
+/// A client that no longer needs a session should end it: after a run over
+/// HTTP, every 2025-11-25 session the server issued (the main one, the
+/// negative probes', each fresh and isolated one, and those of cases that
+/// send `initialize` themselves) has been ended with a DELETE.
+#[test]
+fn a_run_over_http_ends_every_session_it_was_issued() {
+    let log = std::env::temp_dir().join(format!("mcpcert-test-{}-sessions.log", std::process::id()));
+    let _ = std::fs::remove_file(&log);
+    let mut child = std::process::Command::new(refserver())
+        .args(["--http", "0", "--era", "dual"])
+        .env("MCPCERT_REF_SESSION_LOG", &log)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().unwrap()), &mut line).unwrap();
+    let url = line.trim().strip_prefix("listening on ").unwrap().to_string();
+    let dir = outdir("sessions-ended");
+    let mut cmd = mcpcert();
+    cmd.args(["run", "--http", &url, "--allowed-origin", "http://localhost", "--revision", "2025-11-25"]);
+    report_args(&mut cmd, &dir);
+    cmd.output().unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    let mut open: Vec<&str> = Vec::new();
+    let mut issued = 0;
+    for l in text.lines() {
+        match l.split_once(' ') {
+            Some(("opened", id)) => {
+                issued += 1;
+                open.push(id);
+            }
+            Some(("ended", id)) => open.retain(|o| *o != id),
+            _ => panic!("unexpected line {l:?}"),
+        }
+    }
+    assert!(issued > 3, "the run opened sessions of its own (the test's control): {text}");
+    assert!(open.is_empty(), "sessions left open after the run: {open:?}\n{text}");
+    assert_eq!(report(&dir)["summary"]["error"], 0);
+    let _ = std::fs::remove_file(&log);
+}

@@ -112,7 +112,15 @@ pub struct Session {
     /// stdio: processes that `fresh` may be starting at once (half the
     /// CPUs, at least one).
     starting: std::sync::Arc<tokio::sync::Semaphore>,
+    /// HTTP: the sessions the server issued to the run's `initialize`
+    /// requests and that no DELETE of the run has ended yet (revision, id),
+    /// in the order issued: ended when the run shuts down.
+    issued: std::sync::Mutex<Vec<(Revision, String)>>,
 }
+
+/// How long the run waits, altogether, for the server to end the sessions
+/// it issued (the DELETEs go at once).
+const END_SESSIONS_WITHIN: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// The exchange a session is waiting on: its label and when it was sent.
 pub type Waiting = std::sync::Arc<std::sync::Mutex<Option<(String, Instant)>>>;
@@ -139,6 +147,7 @@ impl Session {
             starting: std::sync::Arc::new(tokio::sync::Semaphore::new(
                 (std::thread::available_parallelism().map_or(1, |n| n.get()) / 2).max(1),
             )),
+            issued: std::sync::Mutex::new(Vec::new()),
         }
     }
 
@@ -467,10 +476,55 @@ impl Session {
         if let Ok(mut w) = self.waiting.lock() {
             *w = None;
         }
+        if conn.transport() == Transport::Http {
+            self.note_session(msg, conn.session_id(), &ex);
+        }
         if let Some(case) = log {
             self.log(msg.rev, case, &ex);
         }
         ex
+    }
+
+    /// HTTP: a session the server issued to an `initialize` is noted, and
+    /// one a DELETE ended (2xx) or found gone (404) is struck off.
+    fn note_session(&self, msg: &Msg<'_>, sent_with: Option<&str>, ex: &Exchange) {
+        let Ok(mut issued) = self.issued.lock() else { return };
+        let ok = ex.status.is_some_and(|s| (200..300).contains(&s));
+        if ex.rpc_method.as_deref() == Some("initialize")
+            && ok
+            && let Some(id) = ex.header("mcp-session-id")
+            && !issued.iter().any(|(_, i)| i == id)
+        {
+            issued.push((msg.rev, id.to_string()));
+        }
+        if msg.http_method == "DELETE"
+            && let Some(id) = sent_with
+            && (ok || ex.status == Some(404))
+        {
+            issued.retain(|(_, i)| i != id);
+        }
+    }
+
+    /// HTTP: end every session the run was issued and did not end itself,
+    /// as a client that no longer needs a session should (one DELETE each,
+    /// all at once, `END_SESSIONS_WITHIN` at most altogether; a server that
+    /// refuses with 405 keeps them, as it may). Not filed under any case.
+    /// Returns how many the server ended.
+    pub async fn end_sessions(&self) -> usize {
+        let issued: Vec<(Revision, String)> = self.issued.lock().map(|mut g| std::mem::take(&mut *g)).unwrap_or_default();
+        let ends = issued.iter().filter_map(|(rev, id)| {
+            let mut conn = self.open().ok()?;
+            conn.set_session_id(Some(id.clone()));
+            Some(async move {
+                let ex = self.exchange(&mut conn, &Msg::raw(*rev, "end the session", "DELETE").on_purpose(), None).await;
+                ex.status.is_some_and(|s| (200..300).contains(&s))
+            })
+        });
+        let all = futures_util::future::join_all(ends);
+        match tokio::time::timeout(END_SESSIONS_WITHIN, all).await {
+            Ok(done) => done.into_iter().filter(|ended| *ended).count(),
+            Err(_) => 0,
+        }
     }
 
     /// The headers a message would carry, as reports show them (for
@@ -493,6 +547,9 @@ impl Session {
 
     /// Close every connection (kills stdio process groups, the pool's too).
     pub async fn shutdown(&self) {
+        if self.transport() == Transport::Http {
+            self.end_sessions().await;
+        }
         for st in self.revs.values() {
             let mut g = st.main.lock().await;
             if let Some(c) = g.as_mut() {
