@@ -213,6 +213,7 @@ md("## mcpcert and the official suite on the same HTTP servers", "",
 tot_o = tot_m = 0.0
 goals = []
 bound = []
+rates = {}  # name: the server's --load 8 requests per second (loopback)
 for name, rev in [("refserver", "2026-07-28"), ("fastmcp", "2026-07-28"), ("rmcp", "2026-07-28"), ("server-everything", "2025-11-25")]:
     ow, ok = times(f"{b}/{name}/official.*.time")
     mw, mk = times(f"{b}/{name}/mcpcert.*.time")
@@ -245,6 +246,7 @@ for name, rev in [("refserver", "2026-07-28"), ("fastmcp", "2026-07-28"), ("rmcp
         per_s = next(l["per_second"] for l in report(f"{b}/{name}/load.json").get("load", []) if l["revision"] == rev)
     except (OSError, StopIteration, ValueError):
         per_s = 0.0
+    rates[name] = per_s
     requests = r.get("requests_sent") or len(sent)
     thr_s = requests / per_s if per_s else 0.0
     floor = max(chain_s, thr_s) + win_s
@@ -285,14 +287,18 @@ if delays:
        "  `readOnlyHint: true`, logging/setLevel, resources/(un)subscribe, a DELETE) must each have the server",
        "  to themselves, so their chains add up; between two of them every other case could run at once, so",
        "  each such stretch adds only its longest chain;",
+       "- **throughput**: the requests this run sent (`requests_sent`) over the server's own rate when",
+       "  crowded (the loopback `--load 8` figure of the table above): a server that serves one request at a",
+       "  time cannot serve them faster, however far away the client is. The chain assumes a server that",
+       "  answers any number at once as fast as one; both are lower bounds for any client, so the floor takes",
+       "  the larger;",
        "- **windows**: the `subscriptions/listen` watches, as in the table above.",
        "",
-       "floor = chain × round trip + windows. It leaves out what any client pays on top (new connections'",
-       "handshakes, process start, judging), so it is below what can be reached; the server's throughput is",
-       "not the limit at these latencies.",
+       "floor = max(chain × round trip, throughput) + windows. It leaves out what any client pays on top (new",
+       "connections' handshakes, process start, judging), so it is below what can be reached.",
        "",
-       "| server | revision | added | round trip | official | mcpcert | mcpcert -j 1 | K | chain | windows | floor | mcpcert / floor | faster than official |",
-       "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+       "| server | revision | added | round trip | official | mcpcert | mcpcert -j 1 | K | chain | throughput | windows | floor | mcpcert / floor | faster than official |",
+       "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     lat_goals = []
     for name, rev in [("refserver", "2026-07-28"), ("fastmcp", "2026-07-28"), ("rmcp", "2026-07-28"), ("server-everything", "2025-11-25")]:
         for d in delays:
@@ -305,11 +311,16 @@ if delays:
             # The proxy adds `d` to each round trip: the server's own (on
             # loopback, the table above) plus d.
             rtt = float(open(f"{b}/{name}/raw.txt").read().split()[0]) + d / 1000
-            chain, win = independent_floor(report(f"{o}/mcpcert.1.json"), rev)
-            floor = chain * rtt + win
+            rl = report(f"{o}/mcpcert.1.json")
+            chain, win = independent_floor(rl, rev)
+            per_s = rates.get(name, 0.0)
+            sent_n = rl.get("requests_sent") or 0
+            thr = sent_n / per_s if per_s else 0.0
+            floor = max(chain * rtt, thr) + win
             k = m1 / mw
             md(f"| {name} | {rev} | {d} ms | {rtt * 1000:.1f} ms | {ow:.3f} s | {mw:.3f} s | {m1:.3f} s | {down(k)} | "
-               f"{chain} × rtt = {chain * rtt:.3f} s | {win:.3f} s | {floor:.3f} s | {mw / floor:.1f}× | {down(ow / mw)}× |")
+               f"{chain} × rtt = {chain * rtt:.3f} s | {sent_n} / {per_s:.0f} per s = {thr:.3f} s | {win:.3f} s | "
+               f"{floor:.3f} s | {mw / floor:.1f}× | {down(ow / mw)}× |")
             if d == max(delays):
                 lat_goals.append((name, d, mw <= 2 * floor, k >= 6, mw / floor, k))
     md("", "Goals (issue 24) at the largest added latency: " + "; ".join(
