@@ -59,9 +59,12 @@ impl Session {
             {
                 c.shutdown().await;
             }
-            (modern, super::with_ids_from(super::LEGACY_PROBE_IDS, self.probe_legacy_again(asked, exact, answered)).await)
+            (modern, super::with_ids_from(super::LEGACY_PROBE_IDS, self.probe_legacy_again(asked, exact, answered, want_initialize)).await)
         } else {
-            tokio::join!(modern_probe, super::with_ids_from(super::LEGACY_PROBE_IDS, self.probe_legacy_again(asked, exact, true)))
+            tokio::join!(
+                modern_probe,
+                super::with_ids_from(super::LEGACY_PROBE_IDS, self.probe_legacy_again(asked, exact, true, want_initialize))
+            )
         };
         if let Some(st) = modern {
             self.revs.insert(Revision::NEWEST_STATELESS, st);
@@ -149,8 +152,8 @@ impl Session {
     /// answering initialize is tried once more, and so is one that gave no
     /// answer in time when the 2026-07-28 probe got none either (the target
     /// may be slow to start, not silent).
-    async fn probe_legacy_again(&self, asked: Revision, exact: bool, other_answered: bool) -> RevSession {
-        let first = self.probe_legacy(asked, exact).await;
+    async fn probe_legacy_again(&self, asked: Revision, exact: bool, other_answered: bool, keep: bool) -> RevSession {
+        let first = self.probe_legacy(asked, exact, keep).await;
         let died = first.info.unreachable.as_deref().is_some_and(|w| w.contains("connection closed"));
         let talked = first.info.unreachable.as_deref().is_some_and(|w| w.contains(STDOUT_NOISE));
         let retry = self.transport() == Transport::Stdio && first.info.unreachable.is_some() && (died || (!other_answered && !talked));
@@ -161,7 +164,7 @@ impl Session {
         if let Some(c) = first.main.lock().await.as_mut() {
             c.shutdown().await;
         }
-        let mut again = self.probe_legacy(asked, exact).await;
+        let mut again = self.probe_legacy(asked, exact, keep).await;
         again.info.reason = retried(&again, &why);
         again
     }
@@ -229,11 +232,14 @@ impl Session {
 
     /// `initialize` asking for `asked`: the revision the server negotiates
     /// is served if mcpcert knows it (`exact`: only `asked` itself, the
-    /// revision the operator asked for).
-    async fn probe_legacy(&self, asked: Revision, exact: bool) -> RevSession {
+    /// revision the operator asked for). `keep`: the session is the run's
+    /// main one; if not (only 2026-07-28 is tested, and the probe only
+    /// tells whether the server is dual-era), `notifications/initialized`
+    /// is not sent: nothing more goes on that session.
+    async fn probe_legacy(&self, asked: Revision, exact: bool, keep: bool) -> RevSession {
         let mut st = blank(asked);
         let Some(mut conn) = probe_conn(self, &mut st) else { return st };
-        let mut shaken = self.handshake(&mut conn, asked, None, self.next_id()).await;
+        let mut shaken = self.handshake_then(&mut conn, asked, None, self.next_id(), keep).await;
         // An HTTP target that refuses the POST may serve 2024-11-05's HTTP
         // with SSE: a GET stream names where messages go.
         let mut over_sse = None;
@@ -243,7 +249,7 @@ impl Session {
             && first.status.is_some_and(|s| s >= 400)
             && let Ok(mut sse) = Connection::open_sse(&self.target, &self.limits)
         {
-            match self.handshake(&mut sse, asked, None, self.next_id()).await {
+            match self.handshake_then(&mut sse, asked, None, self.next_id(), keep).await {
                 Ok(h) => {
                     for ex in &e.exchanges {
                         file(&st, ex);
@@ -333,6 +339,18 @@ impl Session {
         log: Option<&str>,
         id: Value,
     ) -> Result<Handshake, Box<HandshakeError>> {
+        self.handshake_then(conn, rev, log, id, true).await
+    }
+
+    /// `handshake`, with `notifications/initialized` only if `initialized`.
+    async fn handshake_then(
+        &self,
+        conn: &mut Connection,
+        rev: Revision,
+        log: Option<&str>,
+        id: Value,
+        initialized: bool,
+    ) -> Result<Handshake, Box<HandshakeError>> {
         let body = wire::request(&id, "initialize", Some(wire::initialize_params(rev.as_str())));
         let ex = self.exchange(conn, &Msg::new(rev, "handshake: initialize", &body), log).await;
         let mut lines = vec![body.to_string()];
@@ -351,6 +369,9 @@ impl Session {
             }));
         };
         conn.set_session_id(ex.header("mcp-session-id").map(|s| s.to_string()));
+        if !initialized {
+            return Ok((result, vec![ex], lines));
+        }
         let note = wire::notification("notifications/initialized", None);
         // From here on the session speaks the revision negotiated (its
         // MCP-Protocol-Version header, where the revision has one).
