@@ -295,3 +295,24 @@ fn a_program_that_is_not_an_mcp_server_is_quoted_and_not_started_twice_at_once()
     assert!(out.contains("is it an MCP server speaking stdio?"), "{out}");
     assert!(!out.contains("Address already in use"), "a second copy ran while the first held the port: {out}");
 }
+
+#[test]
+fn a_listen_met_with_total_silence_is_an_error_and_one_held_unacknowledged_fails() {
+    // The process answers nothing after subscriptions/listen, not even a
+    // ping: that is a timeout (error), not a broken acknowledgment rule.
+    let case_id = "2026-07-28/subscriptions/acknowledged";
+    let script = workspace_root().join("fixtures/hostile/hostile.py");
+    let dir = outdir("listen-hangs");
+    let (_, out, _) = run_stdio(&format!("python3 {} listen-hangs", script.display()), &dir, &[case_id]);
+    let c = case(&report(&dir), case_id);
+    assert_eq!(c["verdict"], "error", "{c}\n{out}");
+    assert!(c["message"].as_str().unwrap().contains("did not answer a ping"), "{c}");
+    // The reference server holding the subscription silently but answering
+    // the ping breaks the rule: fail, as over HTTP.
+    let dir = outdir("listen-no-ack-stdio");
+    let cmd = format!("{} --era modern --fault listen-no-ack", common::refserver().display());
+    let (code, out, _) = run_stdio(&cmd, &dir, &[case_id]);
+    let c = case(&report(&dir), case_id);
+    assert_eq!((code, c["verdict"].as_str()), (1, Some("fail")), "{c}\n{out}");
+    assert!(c["message"].as_str().unwrap().contains("no notifications/subscriptions/acknowledged"), "{c}");
+}

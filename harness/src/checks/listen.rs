@@ -133,6 +133,7 @@ pub async fn listen_sessions(cx: &Cx<'_>, subs: Vec<(Value, Value)>, trigger: Op
             exchanges,
             triggered: trigger.is_some(),
             trigger_error: None,
+            silent: None,
             own_stream: true,
             watched_ms: window.as_millis(),
         });
@@ -163,6 +164,7 @@ async fn listen_on_process(
         exchanges: vec![],
         triggered: false,
         trigger_error: None,
+        silent: None,
         own_stream: false,
         watched_ms: 0,
     };
@@ -183,7 +185,25 @@ async fn listen_on_process(
     ex.fill_from(conn.watch(&Outgoing::message(&text, &[], None), window, &acknowledged).await);
     s.frames = ex.frames.clone();
     s.exchanges.push(ex);
-    if let Some((t, tbody)) = trigger {
+    if s.frames.is_empty() {
+        // Nothing came from the process at all. A server that holds the
+        // subscription without acknowledging it (the rule broken) looks the
+        // same as one that answers nothing (a timeout), so ask it something
+        // every server answers; a late answer to the listen is kept.
+        let pid = json!(format!("mcpcert-ping-{}", s.id.to_string().trim_matches('"')));
+        let pbody = wire::request(&pid, "ping", wire::modern_params(None, MetaMode::Full, wire::MODERN));
+        let label = "liveness: ping on the same process (nothing came for the subscription)";
+        let pex = cx.session.exchange(&mut conn, &Msg::new(cx.rev, label, &pbody), None).await;
+        s.frames.extend(pex.frames.iter().filter(|f| f.id() != Some(&pid)).cloned());
+        if pex.error.is_some() && s.frames.is_empty() {
+            s.silent = Some(format!(
+                "the process sent nothing within {} ms of subscriptions/listen and did not answer a ping sent after it either: a server that holds the subscription without acknowledging it cannot be told from one that does not answer",
+                s.watched_ms
+            ));
+        }
+        s.exchanges.push(pex);
+    }
+    if let Some((t, tbody)) = trigger.filter(|_| s.silent.is_none()) {
         let tid = tbody["id"].clone();
         let label = format!("trigger: tools/call {} on the same process", t.tool);
         let mut tex = cx.session.exchange(&mut conn, &Msg::new(cx.rev, &label, &tbody), None).await;

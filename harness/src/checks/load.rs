@@ -188,7 +188,11 @@ impl Check for LoadListens {
             return Outcome::error(format!(
                 "the trigger {} did not run{}",
                 t.tool,
-                listens.iter().find_map(|l| l.trigger_error.clone()).map(|e| format!(": {e}")).unwrap_or_default()
+                listens
+                    .iter()
+                    .find_map(|l| l.trigger_error.clone().or_else(|| l.silent.clone()))
+                    .map(|e| format!(": {e}"))
+                    .unwrap_or_default()
             ));
         }
         // The rule judged is the subscription id each notification carries

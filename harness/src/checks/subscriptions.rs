@@ -118,6 +118,10 @@ impl Check for SubscriptionProbe {
                 }
                 continue;
             }
+            if let Some(why) = &s.silent {
+                out.set_error(why.clone());
+                return out;
+            }
             if s.exchanges.first().is_some_and(|e| e.error.is_some() && e.frames.is_empty()) {
                 out.set_error(format!("subscriptions/listen: {}", s.exchanges[0].summary()));
                 return out;

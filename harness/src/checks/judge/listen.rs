@@ -29,6 +29,9 @@ pub struct Listen {
     /// Why the trigger got no answer, if it did not (stdio: it runs on the
     /// listening process).
     pub trigger_error: Option<String>,
+    /// stdio: why nothing on the process can be judged, when it answered
+    /// nothing at all, not even a ping sent after the listen.
+    pub silent: Option<String>,
     /// HTTP: the frames came on the subscription's own stream. stdio: they
     /// came on the process, where other requests' notifications may mix in.
     pub own_stream: bool,
@@ -202,6 +205,7 @@ mod tests {
             exchanges: vec![],
             triggered: false,
             trigger_error: None,
+            silent: None,
             own_stream: true,
             watched_ms: 1500,
         }
