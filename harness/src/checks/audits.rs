@@ -76,7 +76,7 @@ impl Check for NoServerRequests {
         } else if let Some(log) = cx.session.frame_log(cx.rev) {
             frames = log.frames.len() as u64;
             for lf in log.in_order() {
-                if lf.parsed().is_server_request() {
+                if lf.shape.server_request {
                     count += 1;
                     if seen.len() < 5 {
                         seen.push(clip(&lf.frame.raw, 160));
@@ -196,17 +196,10 @@ impl Check for InputRequiredAudit {
         let mut bad = Vec::new();
         let mut checked = 0;
         for lf in log.in_order() {
-            let parsed = lf.parsed();
-            let Some(v) = &parsed.value else { continue };
+            let Some(result_type) = &lf.shape.result else { continue };
             let Some(method) = lf.origin.rpc_method.as_deref() else { continue };
-            if v.get("result").is_none() || !parsed.is_response() {
-                continue;
-            }
             checked += 1;
-            if v.pointer("/result/resultType").and_then(|t| t.as_str()) == Some("input_required")
-                && !MAY_ASK.contains(&method)
-                && bad.len() < 10
-            {
+            if result_type.as_deref() == Some("input_required") && !MAY_ASK.contains(&method) && bad.len() < 10 {
                 bad.push(format!("  - reply to {method} (in {}): {}", lf.case, clip(&lf.frame.raw, 160)));
             }
         }
@@ -231,7 +224,12 @@ fn notifications_with_requests(cx: &Cx<'_>, keep: &[&str]) -> (Vec<(Value, Optio
     // its own: it belongs to the request whose progressToken it names,
     // if one was sent (a progress report may come on any stream).
     let mut by_token: std::collections::HashMap<String, (Value, String)> = Default::default();
+    let mut origins = std::collections::HashSet::new();
     for lf in log.in_order() {
+        // Each request once, however many frames it drew.
+        if !origins.insert(std::sync::Arc::as_ptr(&lf.origin)) {
+            continue;
+        }
         if let Some(body) = lf.origin.sent.as_deref().and_then(|s| serde_json::from_str::<Value>(s).ok())
             && let Some(t) = body.pointer("/params/_meta/progressToken")
         {
@@ -240,11 +238,10 @@ fn notifications_with_requests(cx: &Cx<'_>, keep: &[&str]) -> (Vec<(Value, Optio
         }
     }
     for lf in log.in_order() {
-        let parsed = lf.parsed();
-        let Some(v) = parsed.value else { continue };
-        if !v.get("method").and_then(|m| m.as_str()).is_some_and(|m| keep.contains(&m)) || v.get("id").is_some() {
+        if !lf.shape.notification.as_deref().is_some_and(|m| keep.contains(&m)) {
             continue;
         }
+        let Some(v) = lf.parsed().value else { continue };
         let mut request = lf.origin.sent.as_deref().and_then(|s| serde_json::from_str::<Value>(s).ok());
         let mut place = match lf.origin.rpc_method.as_deref() {
             Some(m) => format!("with the reply to {m}, in {}", lf.case),

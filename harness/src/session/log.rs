@@ -28,6 +28,33 @@ pub struct LoggedFrame {
     /// quotes the value it is about: a hostile server's frames must not be
     /// kept twice). None when the frame is not a JSON object.
     pub schema: Option<(String, Vec<Violation>)>,
+    /// What the audits ask of every frame, read when it was filed: they
+    /// parse again only the frames they look into.
+    pub shape: Shape,
+}
+
+/// The kind of a frame, as the whole-run audits need it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Shape {
+    /// A request (a method and an id).
+    pub server_request: bool,
+    /// A response with a `result` (no method), and its `resultType`.
+    pub result: Option<Option<String>>,
+    /// A notification's method (a method and no id).
+    pub notification: Option<String>,
+}
+
+impl Shape {
+    pub fn of(v: &serde_json::Value) -> Shape {
+        let Some(m) = v.as_object() else { return Shape::default() };
+        let method = m.get("method");
+        Shape {
+            server_request: method.is_some() && m.contains_key("id"),
+            result: (method.is_none() && m.contains_key("result"))
+                .then(|| v.pointer("/result/resultType").and_then(|t| t.as_str()).map(String::from)),
+            notification: if m.contains_key("id") { None } else { method.and_then(|x| x.as_str()).map(String::from) },
+        }
+    }
 }
 
 impl LoggedFrame {
@@ -77,16 +104,16 @@ impl FrameLog {
 
     /// File the frames of `ex`, sent in `case`, with what the schema said
     /// of each (`schema`, in the same order).
-    fn add(&mut self, case: &str, ex: &Exchange, schema: Vec<Option<(String, Vec<Violation>)>>) {
+    fn add(&mut self, case: &str, ex: &Exchange, judged: Vec<Judged>) {
         // What to replay, not what came back (that can be large).
         let origin = Arc::new(ex.request_only());
-        for (f, judged) in ex.frames.iter().zip(schema) {
+        for (f, (shape, schema)) in ex.frames.iter().zip(judged) {
             if self.frames.len() >= FRAME_LOG_CAP || self.bytes + f.raw.len() > FRAME_LOG_BYTES {
                 self.dropped += 1;
                 continue;
             }
             self.bytes += f.raw.len();
-            self.frames.push(LoggedFrame { case: case.to_string(), frame: f.lite(usize::MAX), origin: origin.clone(), schema: judged });
+            self.frames.push(LoggedFrame { case: case.to_string(), frame: f.lite(usize::MAX), origin: origin.clone(), schema, shape });
         }
     }
 }
@@ -105,18 +132,27 @@ pub fn file(log: &Mutex<FrameLog>, rev: Revision, case: &str, ex: &Exchange) {
     }
     // A full log keeps nothing more: nothing to judge.
     let full = log.lock().map_or(true, |l| l.frames.len() >= FRAME_LOG_CAP);
-    let judged =
-        ex.frames.iter().enumerate().map(|(i, f)| if full { None } else { judge(rev, ex, i, f) }.map(|(t, v)| (t, kept(v)))).collect();
+    let judged = ex
+        .frames
+        .iter()
+        .enumerate()
+        .map(|(i, f)| if full { Default::default() } else { judge(rev, ex, i, f) })
+        .map(|(shape, schema)| (shape, schema.map(|(t, v)| (t, kept(v)))))
+        .collect();
     if let Ok(mut l) = log.lock() {
         l.add(case, ex, judged);
     }
 }
 
-/// Frame `i` of `ex`: its message type and schema violations; None when it
-/// is not a JSON object (or was not JSON at all).
-fn judge(rev: Revision, ex: &Exchange, i: usize, f: &Frame) -> Option<(String, Vec<Violation>)> {
+/// A frame's shape, and its message type and schema violations (None when
+/// it is not a JSON object).
+type Judged = (Shape, Option<(String, Vec<Violation>)>);
+
+/// Frame `i` of `ex`, judged; nothing when it is not a JSON object (or was
+/// not JSON at all).
+fn judge(rev: Revision, ex: &Exchange, i: usize, f: &Frame) -> Judged {
     if f.problem.is_some() {
-        return None;
+        return Default::default();
     }
     let reparsed;
     let v = match &f.value {
@@ -124,13 +160,19 @@ fn judge(rev: Revision, ex: &Exchange, i: usize, f: &Frame) -> Option<(String, V
         // The response was moved out of its frame, which kept its text:
         // judged from there, not parsed again (a large list would be in
         // memory twice).
-        None if ex.response_frame == Some(i) => ex.response.as_ref()?,
+        None if ex.response_frame == Some(i) => match ex.response.as_ref() {
+            Some(v) => v,
+            None => return Default::default(),
+        },
         None => {
             reparsed = reparse(f);
-            reparsed.problem.is_none().then_some(reparsed.value.as_ref()).flatten()?
+            match reparsed.problem.is_none().then_some(reparsed.value.as_ref()).flatten() {
+                Some(v) => v,
+                None => return Default::default(),
+            }
         }
     };
-    v.is_object().then(|| schema::check_frame(rev, ex.rpc_method.as_deref(), v))
+    (Shape::of(v), v.is_object().then(|| schema::check_frame(rev, ex.rpc_method.as_deref(), v)))
 }
 
 /// A frame parsed again from its text; a frame that had a problem keeps it,
@@ -158,6 +200,22 @@ fn kept(mut v: Vec<Violation>) -> Vec<Violation> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_frame_shape_is_what_the_audits_read() {
+        use serde_json::json;
+        let shape = |v: serde_json::Value| Shape::of(&v);
+        let request = shape(json!({"jsonrpc": "2.0", "id": 1, "method": "sampling/createMessage"}));
+        assert_eq!(request, Shape { server_request: true, ..Default::default() });
+        let asked = shape(json!({"jsonrpc": "2.0", "id": 1, "result": {"resultType": "input_required"}}));
+        assert_eq!(asked.result, Some(Some("input_required".into())));
+        assert_eq!(shape(json!({"jsonrpc": "2.0", "id": 1, "result": {}})).result, Some(None));
+        assert_eq!(shape(json!({"jsonrpc": "2.0", "id": 1, "error": {"code": 1}})), Shape::default());
+        let note = shape(json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {}}));
+        assert_eq!(note, Shape { notification: Some("notifications/message".into()), ..Default::default() });
+        assert_eq!(shape(json!([1, 2])), Shape::default());
+        assert_eq!(shape(json!({"method": 3})), Shape::default());
+    }
 
     #[test]
     fn the_log_keeps_three_violations_of_a_frame_each_clipped() {
