@@ -2,7 +2,7 @@
 //! no external files) with a header that says what was checked and how it
 //! went, failures first, an index, a filter and the evidence of each case.
 
-use super::{RunReport, baseline_word, esc, esc_into};
+use super::{RunReport, baseline_word, esc, esc_text_into};
 use crate::record::{BaselineOutcome, CaseResult, Exchange, Verdict};
 use std::fmt::Write as _;
 
@@ -15,40 +15,7 @@ const GROUPS: [(Verdict, &str, &str); 5] = [
     (Verdict::NotApplicable, "na", "Not applicable"),
 ];
 
-pub(crate) const STYLE: &str = r#"
-:root{--fail:#b00020;--error:#8a2be2;--warn:#9a6700;--pass:#176a1c;--na:#666;--line:#ddd;--bg:#f6f6f6}
-*{box-sizing:border-box}
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0 auto;padding:1.5em 2em 4em;max-width:78em;color:#1b1b1b}
-h1{font-size:1.5em;margin:.2em 0}h2{font-size:1.2em;margin:1.4em 0 .4em}
-code,pre{font:12.5px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
-pre{white-space:pre-wrap;word-break:break-word;background:var(--bg);padding:6px 8px;margin:4px 0;border-radius:4px}
-a{color:#0645ad}
-.facts{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:.6em 0}
-.facts dt{color:#555}.facts dd{margin:0}
-.outcome{font-size:1.15em;font-weight:600;padding:8px 12px;border-radius:6px;margin:.8em 0}
-.outcome.ok{background:#e6f4e7;color:var(--pass)}.outcome.notice{background:#fff4d6;color:#5c4400;font-weight:500;font-size:1em}.outcome.failed{background:#fde7ea;color:var(--fail)}
-.counts{display:flex;gap:8px;flex-wrap:wrap;margin:.5em 0}
-.chip{border:1px solid var(--line);border-radius:14px;padding:2px 10px;background:#fff;text-decoration:none;color:inherit}
-.v{display:inline-block;min-width:3.6em;text-align:center;font-weight:700;border-radius:4px;padding:0 4px;color:#fff;font-size:12px}
-.v.fail{background:var(--fail)}.v.error{background:var(--error)}.v.warn{background:var(--warn)}.v.pass{background:var(--pass)}.v.na{background:var(--na)}
-.t-fail,.t-error{color:var(--fail);font-weight:600}.t-zero{color:var(--na)}.t-warn{color:var(--warn)}.t-pass{color:var(--pass)}.t-na{color:var(--na)}
-table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid var(--line);padding:4px 8px;text-align:left;vertical-align:top}
-#filters{position:sticky;top:0;background:#fff;border-bottom:1px solid var(--line);padding:8px 0;z-index:2;display:flex;gap:14px;align-items:center;flex-wrap:wrap}
-#filters input[type=search]{font:inherit;padding:3px 6px;min-width:22em}
-#index ol{columns:2;column-gap:2em;padding-left:1.4em;margin:.3em 0}#index li{break-inside:avoid}
-.case{border:1px solid var(--line);border-left:5px solid var(--na);border-radius:4px;padding:6px 10px;margin:8px 0}
-.case.fail{border-left-color:var(--fail)}.case.error{border-left-color:var(--error)}.case.warn{border-left-color:var(--warn)}.case.pass{border-left-color:var(--pass)}
-.case h3{font-size:1em;margin:0;display:flex;gap:8px;align-items:baseline;flex-wrap:wrap}
-.case h3 a.anchor{color:inherit;text-decoration:none}.case .title{margin:2px 0}
-.meta{color:#555;font-size:12.5px}
-.case:target{box-shadow:0 0 0 3px #ffd54f}
-.compact{padding:3px 10px;margin:3px 0}.compact .title{display:inline;margin-left:.4em;color:#444}
-details>summary{cursor:pointer;color:#333}
-.copy{font:12px system-ui,sans-serif;margin-left:8px;cursor:pointer}
-.hidden{display:none!important}
-.root{border:1px solid var(--line);border-left:5px solid var(--fail);border-radius:4px;padding:6px 10px;margin:8px 0}.root h3{font-size:1em;margin:0 0 4px}.root ul{margin:2px 0;padding-left:1.4em}
-blockquote{margin:4px 0;padding-left:10px;border-left:3px solid var(--line);color:#333}
-"#;
+pub(crate) const STYLE: &str = include_str!("report.css");
 
 /// The page's script: the filter (by verdict and by text) and the copy
 /// buttons. Inline, so the page needs nothing but itself.
@@ -167,7 +134,10 @@ fn target_text(report: &RunReport) -> String {
 pub fn html(report: &RunReport) -> String {
     let s = &report.summary;
     let server = server_name(report);
-    let mut out = String::with_capacity(64 * 1024);
+    // The page is written into one buffer, sized up front: most of it is
+    // the transcripts, and a buffer that grows by doubling copies (and
+    // touches fresh memory for) the page several times over.
+    let mut out = String::with_capacity(64 * 1024 + report.cases.iter().map(case_size).sum::<usize>());
     let failed = !report.outcome.passed;
     out.push_str(&format!(
         "<!doctype html><html lang=en><head><meta charset=utf-8><meta name=viewport content=\"width=device-width,initial-scale=1\"><title>mcpcert: {} — {}</title><style>{STYLE}</style></head><body>",
@@ -356,15 +326,19 @@ pub fn html(report: &RunReport) -> String {
         if cs.is_empty() {
             continue;
         }
-        let body: String = cs.iter().map(|c| case_html(c, *v, &report.roots)).collect();
         if *cls == "na" {
-            out.push_str(&format!(
-                "<section class=group id=g-{cls}><details class=fold><summary><h2 style=display:inline>{title} ({})</h2> <span class=meta>each says why it does not apply</span></summary>{body}</details></section>",
+            let _ = write!(
+                out,
+                "<section class=group id=g-{cls}><details class=fold><summary><h2 style=display:inline>{title} ({})</h2> <span class=meta>each says why it does not apply</span></summary>",
                 cs.len()
-            ));
+            );
         } else {
-            out.push_str(&format!("<section class=group id=g-{cls}><h2>{title} ({})</h2>{body}</section>", cs.len()));
+            let _ = write!(out, "<section class=group id=g-{cls}><h2>{title} ({})</h2>", cs.len());
         }
+        for c in cs {
+            case_html(&mut out, c, *v, &report.roots);
+        }
+        out.push_str(if *cls == "na" { "</details></section>" } else { "</section>" });
     }
     out.push_str(&format!("<script>{SCRIPT}</script></body></html>"));
     out
@@ -381,12 +355,13 @@ fn count(s: &super::Summary, v: Verdict) -> usize {
 }
 
 /// One case: what it checks, the verdict and why, and the evidence.
-fn case_html(c: &CaseResult, v: Verdict, roots: &[super::roots::RootCause]) -> String {
+fn case_html(h: &mut String, c: &CaseResult, v: Verdict, roots: &[super::roots::RootCause]) {
     let id = anchor(c);
     let cls = class(v);
     let compact = matches!(v, Verdict::Pass | Verdict::NotApplicable);
     let search = format!("{} {} {} {}", c.id, c.title, c.message, c.spec).to_lowercase();
-    let mut h = format!(
+    let _ = write!(
+        h,
         "<article class=\"case {cls}{}\" id=\"{id}\" data-verdict={cls} data-text=\"{}\"><h3><span class=\"v {cls}\">{}</span><a class=anchor href=\"#{id}\"><code>{}</code></a><span class=meta>{} · {}</span>",
         if compact { " compact" } else { "" },
         esc(&search),
@@ -421,21 +396,19 @@ fn case_html(c: &CaseResult, v: Verdict, roots: &[super::roots::RootCause]) -> S
             h.push_str(&format!("<div class=meta>{}</div>", esc(&c.message)));
         }
         h.push_str("<details><summary>details</summary>");
-        h.push_str(&evidence(c, &id));
+        evidence(h, c, &id);
         h.push_str("</details></article>");
-        return h;
+        return;
     }
     if !c.message.is_empty() {
         h.push_str(&format!("<pre class=message>{}</pre>", esc(&c.message)));
     }
-    h.push_str(&evidence(c, &id));
+    evidence(h, c, &id);
     h.push_str("</article>");
-    h
 }
 
 /// The basis, spec reference, baseline, stderr, reproducer and transcript.
-fn evidence(c: &CaseResult, id: &str) -> String {
-    let mut h = String::new();
+fn evidence(h: &mut String, c: &CaseResult, id: &str) {
     h.push_str(&format!("<p class=meta>spec: {} · {} ms</p>", spec_link(&c.spec), c.duration_ms));
     h.push_str(&format!("<blockquote>why {}: {}</blockquote>", esc(c.level.as_str()), basis_html(c)));
     if let Some(b) = &c.baseline {
@@ -463,14 +436,35 @@ fn evidence(c: &CaseResult, id: &str) -> String {
         ));
     }
     if !c.transcript.is_empty() {
-        h.push_str(&format!(
-            "<details class=transcript><summary>transcript ({} exchange{})</summary><button class=copy data-copy=\"{id}-tx\">copy</button><div id=\"{id}-tx\">{}</div></details>",
+        let _ = write!(
+            h,
+            "<details class=transcript><summary>transcript ({} exchange{})</summary><button class=copy data-copy=\"{id}-tx\">copy</button><div id=\"{id}-tx\">",
             c.transcript.len(),
             if c.transcript.len() == 1 { "" } else { "s" },
-            transcript_html(&c.transcript)
-        ));
+        );
+        transcript_html(h, &c.transcript);
+        h.push_str("</div></details>");
     }
-    h
+}
+
+/// About how many bytes a case takes on the page (its transcript clipped
+/// as `transcript_html` clips it, and its texts), to size the page's buffer.
+fn case_size(c: &CaseResult) -> usize {
+    let texts =
+        2 * c.message.len() + c.title.len() + c.reproducer.as_ref().map_or(0, |r| r.len()) + c.stderr_tail.as_ref().map_or(0, |t| t.len());
+    let exchanges: usize = c
+        .transcript
+        .iter()
+        .take(30)
+        .map(|ex| {
+            let headers: usize = ex.sent_headers.iter().map(|(k, v)| k.len() + v.len() + 8).sum();
+            let frames: usize = ex.frames.iter().take(10).map(|f| f.raw.len().min(2000)).sum();
+            let body = if ex.frames.is_empty() { ex.body.as_ref().map_or(0, |b| b.len().min(2000)) } else { 0 };
+            headers + ex.sent.as_ref().map_or(0, |s| s.len().min(2000)) + frames + body + ex.label.len() + 64
+        })
+        .sum();
+    // Escaping lengthens JSON (each quote is six bytes).
+    1500 + texts + exchanges + exchanges / 4
 }
 
 /// The basis sentence, with its source as a link where it names a page.
@@ -498,7 +492,7 @@ fn code_spans(text: &str) -> String {
 /// The exchanges of a case for people: what was sent, what came back,
 /// notes; each part clipped (the JSON report has them whole). Escaped
 /// straight into the page: transcripts are most of its size.
-fn transcript_html(t: &[Exchange]) -> String {
+fn transcript_html(out: &mut String, t: &[Exchange]) {
     /// One line of a transcript block: `prefix`, then `text` clipped to
     /// 2,000 bytes (with an ellipsis), escaped.
     fn line(out: &mut String, first: &mut bool, prefix: &str, text: &str) {
@@ -510,15 +504,14 @@ fn transcript_html(t: &[Exchange]) -> String {
         while !text.is_char_boundary(end) {
             end -= 1;
         }
-        esc_into(out, &text[..end]);
+        esc_text_into(out, &text[..end]);
         if end < text.len() {
             out.push('…');
         }
     }
-    let mut out = String::new();
     for ex in t.iter().take(30) {
         out.push_str("<p><b>");
-        esc_into(&mut out, &ex.label);
+        esc_text_into(out, &ex.label);
         out.push_str("</b>");
         if let Some(st) = ex.status {
             let _ = write!(out, " · HTTP {st}");
@@ -533,20 +526,20 @@ fn transcript_html(t: &[Exchange]) -> String {
                 out.push('\n');
             }
             out.push_str("&gt; ");
-            esc_into(&mut out, k);
+            esc_text_into(out, k);
             out.push_str(": ");
-            esc_into(&mut out, v);
+            esc_text_into(out, v);
         }
         if let Some(b) = &ex.sent {
-            line(&mut out, &mut first, "&gt; ", b);
+            line(out, &mut first, "&gt; ", b);
         }
         for f in ex.frames.iter().take(10) {
-            line(&mut out, &mut first, "&lt; ", &f.raw);
+            line(out, &mut first, "&lt; ", &f.raw);
         }
         if ex.frames.is_empty()
             && let Some(b) = &ex.body
         {
-            line(&mut out, &mut first, "&lt; ", b);
+            line(out, &mut first, "&lt; ", b);
         }
         if let Some(e) = &ex.error {
             // Not clipped.
@@ -554,10 +547,10 @@ fn transcript_html(t: &[Exchange]) -> String {
                 out.push('\n');
             }
             out.push_str("! ");
-            esc_into(&mut out, &e.to_string());
+            esc_text_into(out, &e.to_string());
         }
         if let Some(n) = &ex.note {
-            line(&mut out, &mut first, "", n);
+            line(out, &mut first, "", n);
         }
         if first {
             // Nothing to show: no empty block.
@@ -569,7 +562,6 @@ fn transcript_html(t: &[Exchange]) -> String {
     if t.len() > 30 {
         let _ = write!(out, "<p>… {} more in report.json</p>", t.len() - 30);
     }
-    out
 }
 
 #[cfg(test)]
@@ -606,11 +598,13 @@ mod tests {
             ..Default::default()
         };
         let bare = Exchange { label: "bare".into(), ms: 0, ..Default::default() };
-        let clipped = format!("{{&quot;x&quot;:&quot;{}…", "a".repeat(1993));
+        let clipped = format!("{{\"x\":\"{}…", "a".repeat(1993));
+        let mut out = String::new();
+        transcript_html(&mut out, &[ex, bare]);
         assert_eq!(
-            transcript_html(&[ex, bare]),
+            out,
             format!(
-                "<p><b>step &lt;1&gt;</b> · HTTP 400 · 3 ms</p><pre>&gt; Mcp-Name: a&amp;b\n&gt; {{&quot;q&quot;:&quot;&lt;&gt;&quot;}}\n&lt; {clipped}\n! timeout: no reply in 5 s\na note</pre><p><b>bare</b> · 0 ms</p>"
+                "<p><b>step &lt;1&gt;</b> · HTTP 400 · 3 ms</p><pre>&gt; Mcp-Name: a&amp;b\n&gt; {{\"q\":\"&lt;&gt;\"}}\n&lt; {clipped}\n! timeout: no reply in 5 s\na note</pre><p><b>bare</b> · 0 ms</p>"
             )
         );
     }

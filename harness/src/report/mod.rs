@@ -351,6 +351,16 @@ fn esc(s: &str) -> String {
 
 /// `esc`, appended to `out` (no string of its own).
 fn esc_into(out: &mut String, s: &str) {
+    esc_bytes::<true>(out, s)
+}
+
+/// `esc_into` for element text (a transcript's `<pre>`), where `"` needs no
+/// entity: JSON's many quotes stay one byte each.
+fn esc_text_into(out: &mut String, s: &str) {
+    esc_bytes::<false>(out, s)
+}
+
+fn esc_bytes<const QUOTE: bool>(out: &mut String, s: &str) {
     // By bytes: every character replaced or dropped is ASCII, or a C1
     // control (U+0080..U+009F: 0xC2 then 0x80..0x9F in UTF-8), so the text
     // between them is copied whole and stays valid UTF-8.
@@ -362,7 +372,7 @@ fn esc_into(out: &mut String, s: &str) {
             b'&' => ("&amp;", 1),
             b'<' => ("&lt;", 1),
             b'>' => ("&gt;", 1),
-            b'"' => ("&quot;", 1),
+            b'"' if QUOTE => ("&quot;", 1),
             b'\n' | b'\t' => {
                 i += 1;
                 continue;
@@ -399,5 +409,8 @@ mod tests {
         assert_eq!(esc("line\nnext\ttab\r\u{0}\u{1b}[31m\u{7f}\u{85}end"), "line\nnext\ttab[31mend");
         assert_eq!(esc("Zürich 東京 <é>"), "Zürich 東京 &lt;é&gt;");
         assert_eq!(esc("&amp;"), "&amp;amp;", "escaped once, not decoded");
+        let mut text = String::new();
+        super::esc_text_into(&mut text, "{\"a\":\"<b>\u{1b}\"}");
+        assert_eq!(text, "{\"a\":\"&lt;b&gt;\"}", "quotes stay in element text");
     }
 }
