@@ -89,25 +89,22 @@ pub fn verdict_list(cases: &[CaseResult]) -> String {
 /// The combined JUnit: each target's suites, named `<target>: <area>`; a
 /// target without a report is one errored testcase saying why.
 pub fn junit(entries: &[(MatrixEntry, Option<ReadReport>)], style: JunitStyle) -> String {
-    use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
-    let mut r = Report::new("mcpcert matrix");
+    use super::junit::{Junit, Kind, Status, Suite, TestCase};
+    let mut r = Junit { name: "mcpcert matrix".into(), time: None, suites: Vec::new() };
     for (e, rep) in entries {
         match rep {
             Some(rep) => {
-                r.add_test_suites(super::junit_suites(Some(&e.name), &rep.cases, rep.strict, rep.transport, &rep.suite_digest, style))
+                r.suites.extend(super::junit_suites(Some(&e.name), &rep.cases, rep.strict, rep.transport, &rep.suite_digest, style))
             }
             None => {
-                let mut s = TestSuite::new(format!("{}: run", e.name));
-                let mut st = TestCaseStatus::non_success(NonSuccessKind::Error);
-                st.set_message(e.problem.clone().unwrap_or_else(|| "no report".into())).set_type("no report");
+                let st = Status::of(Kind::Error).message(e.problem.clone().unwrap_or_else(|| "no report".into())).ty("no report");
                 let mut tc = TestCase::new(format!("{}: run", e.name), st);
-                tc.set_classname(e.name.clone());
-                s.add_test_case(tc);
-                r.add_test_suite(s)
+                tc.classname = Some(e.name.clone());
+                r.suites.push(Suite { name: format!("{}: run", e.name), properties: Vec::new(), cases: vec![tc] });
             }
         };
     }
-    super::junit_string(r)
+    r.to_xml()
 }
 
 /// matrix.html: the targets (failed ones first), then one row per case and

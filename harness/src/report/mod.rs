@@ -4,6 +4,7 @@
 pub mod console;
 pub mod diff;
 pub mod html;
+pub mod junit;
 pub mod matrix;
 pub mod roots;
 pub mod summary;
@@ -178,18 +179,12 @@ pub fn junit_xml(report: &RunReport) -> String {
 /// JUnit with warnings and n/a shown as `style` says (under --strict a
 /// warning is a failure whatever the style).
 pub fn junit_xml_styled(report: &RunReport, style: JunitStyle) -> String {
-    let mut r = quick_junit::Report::new("mcpcert");
-    r.set_time(std::time::Duration::from_millis(report.duration_ms));
-    r.add_test_suites(junit_suites(None, &report.cases, report.strict, report.transport, &report.suite_digest, style));
-    junit_string(r)
-}
-
-/// A JUnit document as text, valid against Jenkins' schema.
-pub fn junit_string(r: quick_junit::Report) -> String {
-    match r.to_string() {
-        Ok(xml) => without_suites_skipped(xml),
-        Err(e) => format!("<!-- junit serialisation failed: {e} -->"),
+    junit::Junit {
+        name: "mcpcert".into(),
+        time: Some(std::time::Duration::from_millis(report.duration_ms)),
+        suites: junit_suites(None, &report.cases, report.strict, report.transport, &report.suite_digest, style),
     }
+    .to_xml()
 }
 
 /// One testsuite per revision/area of `cases`, named `PREFIX: area` when a
@@ -201,114 +196,79 @@ pub fn junit_suites(
     transport: Transport,
     digest: &str,
     style: JunitStyle,
-) -> Vec<quick_junit::TestSuite> {
-    use quick_junit::{NonSuccessKind, Property, TestCase, TestCaseStatus, TestSuite};
-    let mut suites: Vec<(String, TestSuite)> = Vec::new();
+) -> Vec<junit::Suite> {
+    use junit::{Kind, Status, Suite, TestCase};
+    let mut suites: Vec<Suite> = Vec::new();
     for c in cases {
         let area = c.id.splitn(3, '/').take(2).collect::<Vec<_>>().join("/");
         let suite_name = match prefix {
             Some(p) => format!("{p}: {area}"),
             None => area,
         };
-        if !suites.iter().any(|(n, _)| *n == suite_name) {
-            let mut s = TestSuite::new(suite_name.clone());
-            s.add_property(Property::new("transport", transport.as_str()));
-            s.add_property(Property::new("suite_digest", digest.to_string()));
-            suites.push((suite_name.clone(), s));
+        if !suites.iter().any(|s| s.name == suite_name) {
+            let properties = vec![("transport".into(), transport.as_str().into()), ("suite_digest".into(), digest.to_string())];
+            suites.push(Suite { name: suite_name.clone(), properties, cases: Vec::new() });
         }
         let status = match (c.baseline.as_ref().map(|b| b.outcome), c.verdict) {
             // A known failure: skipped, as test runners show an expected
             // failure, so that dashboards count only what is new.
             (Some(BaselineOutcome::ExpectedFailure), _) => {
-                let mut st = TestCaseStatus::skipped();
                 let b = c.baseline.as_ref().map(|b| b.reason.as_str()).unwrap_or("");
-                st.set_message(format!("expected failure ({}): {b}", c.verdict.as_str()))
-                    .set_type("expected failure")
-                    .set_description(failure_text(c));
-                st
+                Status::of(Kind::Skipped)
+                    .message(format!("expected failure ({}): {b}", c.verdict.as_str()))
+                    .ty("expected failure")
+                    .description(failure_text(c))
             }
             (Some(BaselineOutcome::Stale), _) => {
-                let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
                 let key = c.baseline.as_ref().map(|b| b.entry.as_str()).unwrap_or("");
-                st.set_message(format!("stale baseline entry: the case passes now; remove `{key}` from the expected failures"))
-                    .set_type("stale baseline entry");
-                st
+                Status::of(Kind::Failure)
+                    .message(format!("stale baseline entry: the case passes now; remove `{key}` from the expected failures"))
+                    .ty("stale baseline entry")
             }
             (_, v) => match v {
-                Verdict::Pass => TestCaseStatus::success(),
+                Verdict::Pass => Status::success(),
                 Verdict::Warn if strict => {
-                    let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
-                    st.set_message(first_line(&c.message)).set_type("warn (strict)").set_description(failure_text(c));
-                    st
+                    Status::of(Kind::Failure).message(first_line(&c.message)).ty("warn (strict)").description(failure_text(c))
                 }
                 Verdict::Warn => match style.warn {
-                    JunitAs::Pass => TestCaseStatus::success(),
-                    JunitAs::Failure => {
-                        let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
-                        st.set_message(first_line(&c.message))
-                            .set_type(format!("warn ({} not met)", c.level))
-                            .set_description(failure_text(c));
-                        st
-                    }
-                    JunitAs::Skipped => {
-                        let mut st = TestCaseStatus::skipped();
-                        st.set_message(format!("warn ({} not met): {}", c.level, first_line(&c.message)))
-                            .set_type("warn")
-                            .set_description(failure_text(c));
-                        st
-                    }
+                    JunitAs::Pass => Status::success(),
+                    JunitAs::Failure => Status::of(Kind::Failure)
+                        .message(first_line(&c.message))
+                        .ty(format!("warn ({} not met)", c.level))
+                        .description(failure_text(c)),
+                    JunitAs::Skipped => Status::of(Kind::Skipped)
+                        .message(format!("warn ({} not met): {}", c.level, first_line(&c.message)))
+                        .ty("warn")
+                        .description(failure_text(c)),
                 },
-                Verdict::Fail => {
-                    let mut st = TestCaseStatus::non_success(NonSuccessKind::Failure);
-                    st.set_message(first_line(&c.message)).set_type(format!("{} violated", c.level)).set_description(failure_text(c));
-                    st
-                }
-                Verdict::Error => {
-                    let mut st = TestCaseStatus::non_success(NonSuccessKind::Error);
-                    st.set_message(first_line(&c.message)).set_type("error").set_description(failure_text(c));
-                    st
-                }
-                Verdict::NotApplicable if style.na == JunitAs::Pass => TestCaseStatus::success(),
-                Verdict::NotApplicable => {
-                    let mut st = TestCaseStatus::skipped();
-                    st.set_message(format!("n/a: {}", c.message)).set_type("n/a");
-                    st
-                }
+                Verdict::Fail => Status::of(Kind::Failure)
+                    .message(first_line(&c.message))
+                    .ty(format!("{} violated", c.level))
+                    .description(failure_text(c)),
+                Verdict::Error => Status::of(Kind::Error).message(first_line(&c.message)).ty("error").description(failure_text(c)),
+                Verdict::NotApplicable if style.na == JunitAs::Pass => Status::success(),
+                Verdict::NotApplicable => Status::of(Kind::Skipped).message(format!("n/a: {}", c.message)).ty("n/a"),
             },
         };
         let mut tc = TestCase::new(c.id.clone(), status);
-        tc.set_classname(c.id.rsplit_once('/').map(|x| x.0).unwrap_or(&c.id).to_string());
-        tc.set_time(std::time::Duration::from_millis(c.duration_ms));
+        tc.classname = Some(c.id.rsplit_once('/').map(|x| x.0).unwrap_or(&c.id).to_string());
+        tc.time = Some(std::time::Duration::from_millis(c.duration_ms));
         // Jenkins' schema (junit-10.xsd) has no properties on a testcase:
         // the verdict is in the element and its type; the rest is in report.json.
         if let Some(t) = &c.stderr_tail {
-            tc.set_system_err(format!("the server's stderr ended with:\n{t}"));
+            tc.system_err = Some(format!("the server's stderr ended with:\n{t}"));
         }
         if c.verdict == Verdict::NotApplicable && style.na == JunitAs::Pass {
-            tc.set_system_out(format!("n/a: {}", c.message));
+            tc.system_out = Some(format!("n/a: {}", c.message));
         }
         if c.verdict == Verdict::Warn && !strict && !c.expected_failure() && style.warn == JunitAs::Pass {
-            tc.set_system_out(format!("WARNING ({} not met)\n{}", c.level, failure_text(c)));
+            tc.system_out = Some(format!("WARNING ({} not met)\n{}", c.level, failure_text(c)));
         }
-        if let Some((_, s)) = suites.iter_mut().find(|(n, _)| *n == suite_name) {
-            s.add_test_case(tc);
+        if let Some(s) = suites.iter_mut().find(|s| s.name == suite_name) {
+            s.cases.push(tc);
         }
     }
-    suites.into_iter().map(|(_, s)| s).collect()
-}
-
-/// Jenkins' schema has no `skipped` attribute on `<testsuites>` (each
-/// `<testsuite>` keeps its own count).
-fn without_suites_skipped(xml: String) -> String {
-    let Some(start) = xml.find("<testsuites") else { return xml };
-    let Some(len) = xml[start..].find('>') else { return xml };
-    let tag = &xml[start..start + len];
-    let Some(at) = tag.find(" skipped=\"") else { return xml };
-    let Some(end) = tag[at + 10..].find('"') else { return xml };
-    let cut = start + at..start + at + 10 + end + 1;
-    let mut out = xml.clone();
-    out.replace_range(cut, "");
-    out
+    suites
 }
 
 /// How reports name a baseline outcome.
