@@ -314,6 +314,9 @@ impl HttpTarget {
                             break;
                         }
                         if reply.response_index.is_some() {
+                            if done.is_none() {
+                                resp.finish_in_background();
+                            }
                             break;
                         }
                     }
@@ -440,7 +443,30 @@ pub(super) enum Body {
     Raw(RawBody),
 }
 
+/// How long a stream that gave its response is read to its end in the
+/// background, so that its connection can serve the next request.
+const FINISH: Duration = Duration::from_secs(2);
+
 impl Body {
+    /// The response came on this stream: what follows is not read as part
+    /// of the exchange. A stream that then ends at once (as the transport
+    /// asks of a server) leaves its connection to the pool: read to its
+    /// end in the background (at most `FINISH`, discarded), where dropping
+    /// it now would close the connection, and the next request would pay
+    /// for a new one. One the server keeps open is dropped after `FINISH`.
+    fn finish_in_background(self) {
+        if let Body::Reqwest(mut r) = self {
+            use futures_util::FutureExt;
+            // Ended already: nothing to wait for.
+            if let Some(Ok(None)) = r.chunk().now_or_never() {
+                return;
+            }
+            tokio::spawn(async move {
+                let _ = tokio::time::timeout(FINISH, async move { while let Ok(Some(_)) = r.chunk().await {} }).await;
+            });
+        }
+    }
+
     async fn chunk(&mut self) -> Result<Option<Vec<u8>>, String> {
         match self {
             Body::Reqwest(r) => r.chunk().await.map(|c| c.map(|b| b.to_vec())).map_err(|e| describe_reqwest(&e)),
