@@ -204,6 +204,11 @@ impl Runner {
         self.session.shutdown().await;
     }
 
+    /// The requests `shutdown` will send (see `Session::sessions_to_end`).
+    pub fn sessions_to_end(&self) -> usize {
+        self.session.sessions_to_end()
+    }
+
     /// A result for `case` with no transcript yet.
     pub fn result_for(&self, case: &Case, verdict: Verdict, message: String) -> CaseResult {
         CaseResult {

@@ -549,6 +549,15 @@ impl Session {
         self.revs.get(&rev).and_then(|s| s.log.lock().ok())
     }
 
+    /// How many requests `shutdown` sends: one DELETE for each session the
+    /// run was issued and did not end (HTTP), none over stdio.
+    pub fn sessions_to_end(&self) -> usize {
+        if self.transport() != Transport::Http {
+            return 0;
+        }
+        self.issued.lock().map_or(0, |g| g.len())
+    }
+
     /// Close every connection (kills stdio process groups, the pool's too).
     pub async fn shutdown(&self) {
         if self.transport() == Transport::Http {

@@ -42,7 +42,6 @@ pub(super) fn contract(args: &RunArgs, s: &Started) -> Contracted {
             }
         }
     }
-    s.rt.block_on(s.runner.shutdown());
     c
 }
 
@@ -143,7 +142,9 @@ pub(super) fn report(args: &RunArgs, s: Started, j: Judged, c: Contracted, clock
         started_at_unix_ms: s.started_unix_ms,
         duration_ms: clock.elapsed().as_millis() as u64,
         peak_rss_kib: report::peak_rss_kib(),
-        requests_sent: s.runner.requests_sent(),
+        // With the DELETEs that end the run's sessions, sent while the
+        // reports are written.
+        requests_sent: s.runner.requests_sent() + s.runner.sessions_to_end() as u64,
         transport: s.plan.target.transport(),
         target: s.plan.target.describe(),
         revision_requested: s.plan.set.map(|x| x.revision.as_str().to_string()).unwrap_or_else(|| args.revision.clone()),
@@ -160,7 +161,7 @@ pub(super) fn report(args: &RunArgs, s: Started, j: Judged, c: Contracted, clock
         roots: j.roots,
         cases: j.results,
     };
-    let mut write_err = !write_reports(args, &rep);
+    let mut write_err = !write_reports(args, &rep, &s);
     for w in &warnings {
         console.line(format!("\nwarning: {w}"));
     }
@@ -203,17 +204,19 @@ pub(super) fn report(args: &RunArgs, s: Started, j: Judged, c: Contracted, clock
     code
 }
 
-/// JUnit, JSON and HTML, written at once (the page takes longest); false
-/// if one could not be written (said on stderr).
-fn write_reports(args: &RunArgs, rep: &RunReport) -> bool {
+/// JUnit, JSON and HTML, written at once, each on a thread, while the run
+/// shuts down (its sessions ended, its connections and processes closed);
+/// false if one could not be written (said on stderr).
+fn write_reports(args: &RunArgs, rep: &RunReport, started: &Started) -> bool {
     let written = std::thread::scope(|s| {
         let junit = s.spawn(|| report::write_junit(rep, &args.junit, report::JunitStyle { warn: args.junit_warn, na: args.junit_na }));
         let json = s.spawn(|| report::write_json(rep, &args.json));
-        let html = report::write_html(rep, &args.html);
+        let html = s.spawn(|| report::write_html(rep, &args.html));
+        started.rt.block_on(started.runner.shutdown());
         let joined = |h: std::thread::ScopedJoinHandle<'_, std::io::Result<()>>| {
             h.join().unwrap_or_else(|_| Err(std::io::Error::other("the writer stopped unexpectedly")))
         };
-        [("JUnit", joined(junit)), ("JSON", joined(json)), ("HTML", html)]
+        [("JUnit", joined(junit)), ("JSON", joined(json)), ("HTML", joined(html))]
     });
     let mut ok = true;
     for (what, res) in written {

@@ -9,8 +9,9 @@
 //!    marked (baseline, requirement set) and printed as it finishes;
 //! 4. **contract** (`end.rs`): the server's contract as the run saw it;
 //! 5. **judge** (`end.rs`): why the run failed, if it did;
-//! 6. **report** (`end.rs`): the reports written, the summary line, the
-//!    baseline and certificate, and the exit code.
+//! 6. **report** (`end.rs`): the reports written while the run shuts down
+//!    (sessions ended, connections and processes closed), the summary line,
+//!    the baseline and certificate, and the exit code.
 
 mod end;
 mod plan;
