@@ -363,16 +363,8 @@ fn parse_color(s: &str) -> Result<mcpcert::report::console::ColorMode, String> {
 }
 
 fn main() -> ExitCode {
-    // glibc gives each thread that allocates an arena of its own and seldom
-    // returns their free memory; with the runtime's threads that made the
-    // peak RSS of a 10,000-tool run about half again its heap. One arena
-    // (M_ARENA_MAX 1) keeps it close to the heap at no measurable cost in speed.
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only sets an allocator parameter; it is called before
-    // any other thread exists, as glibc asks.
-    unsafe {
-        libc::mallopt(libc::M_ARENA_MAX, 1);
-    }
+    // One arena, the first megabytes of the heap in huge pages (cli/heap.rs).
+    cli::heap::prepare();
     let cli = Cli::parse();
     match cli.cmd {
         Cmd::List { checks: true, .. } => {
