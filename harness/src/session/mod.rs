@@ -10,7 +10,6 @@
 
 mod get_stream;
 mod ids;
-mod limit;
 mod log;
 mod msg;
 mod probe;
@@ -100,10 +99,10 @@ pub struct Session {
     spare: std::sync::Mutex<std::collections::VecDeque<Connection>>,
     /// How many processes the pool keeps started ahead (stdio).
     pool: std::sync::atomic::AtomicUsize,
-    /// The most requests in flight at once (`-j`; over HTTP fewer while
-    /// answers queue, `limit`), over every case and every connection, once
-    /// the run sets it; requests sent at once on purpose are not counted.
-    in_flight: std::sync::OnceLock<limit::InFlight>,
+    /// The most requests in flight at once (`-j`), over every case and
+    /// every connection, once the run sets it; requests sent at once on
+    /// purpose are not counted.
+    in_flight: std::sync::OnceLock<tokio::sync::Semaphore>,
     /// Requests and notifications sent (HTTP requests, stdio lines).
     sent: std::sync::atomic::AtomicU64,
     started: Instant,
@@ -253,10 +252,9 @@ impl Session {
 
     /// At most `n` requests in flight at once over the whole run (cases
     /// sent together and requests a check sends together alike), so that
-    /// concurrency inside a check does not add to `-j`. Set once. Over
-    /// HTTP the cap adapts below `n` to how fast answers come back.
+    /// concurrency inside a check does not add to `-j`. Set once.
     pub fn limit_in_flight(&self, n: usize) {
-        let _ = self.in_flight.set(limit::InFlight::new(n, self.transport() == Transport::Http));
+        let _ = self.in_flight.set(tokio::sync::Semaphore::new(n.max(1)));
     }
 
     /// Hold all but one of the run's permits for requests in flight, so
@@ -264,8 +262,13 @@ impl Session {
     /// would (a case run again alone after a busy refusal: its own
     /// requests that go together would crowd the server again). Call it
     /// only when nothing else is in flight.
-    pub async fn one_at_a_time(&self) -> Option<limit::Alone<'_>> {
-        Some(self.in_flight.get()?.all_but_one().await)
+    pub async fn one_at_a_time(&self) -> Option<tokio::sync::SemaphorePermit<'_>> {
+        let limit = self.in_flight.get()?;
+        let n = limit.available_permits().saturating_sub(1) as u32;
+        if n == 0 {
+            return None;
+        }
+        limit.acquire_many(n).await.ok()
     }
 
     /// Start processes until the pool holds its size.
@@ -463,20 +466,13 @@ impl Session {
         if let Ok(mut w) = self.waiting.lock() {
             *w = Some((msg.label.to_string(), Instant::now()));
         }
-        let slot = match self.in_flight.get() {
-            Some(limit) if !msg.on_purpose => Some((limit, limit.acquire().await)),
+        let permit = match self.in_flight.get() {
+            Some(limit) if !msg.on_purpose => limit.acquire().await.ok(),
             _ => None,
         };
         self.count_sent(1);
-        let sent = Instant::now();
         ex.fill_from(conn.exchange(&out).await);
-        if let Some((limit, slot)) = slot {
-            // Only a plain request and its answer tells how long the
-            // server's queue is (not a watch, a stream the server asks on,
-            // a request with progress, or one that got no answer).
-            let plain = msg.want_reply && !msg.linger && msg.answer.is_none() && out.progress.is_none() && ex.error.is_none();
-            limit.done(slot, plain.then(|| sent.elapsed()));
-        }
+        drop(permit);
         if let Ok(mut w) = self.waiting.lock() {
             *w = None;
         }
