@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Turn the raw figures of scripts/bench.sh into a Markdown report.
 
-usage: bench.py BENCH_DIR REPS OFFICIAL_VERSION OUT.md
+usage: bench.py BENCH_DIR REPS FAST OFFICIAL_VERSION OUT.md
 
 Prints the tables and writes them, with how they were made, to OUT.md.
 Medians over REPS runs; ratios are taken between medians of the same run.
@@ -15,7 +15,7 @@ import statistics
 import sys
 import time
 
-b, reps, official_version, out = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+b, reps, fast, official_version, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
 
 
 def times(pattern):
@@ -168,7 +168,7 @@ cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.start
 md("# mcpcert benchmarks",
    "",
    f"Written by `scripts/bench.sh` on {time.strftime('%Y-%m-%d', time.gmtime())}: {os.cpu_count()} cores ({cpu}),",
-   f"medians of {reps} runs each, mcpcert as a release build, {official_version} on Node 24.",
+   f"medians of {reps} runs each (mcpcert's default run on loopback: of {reps * fast}), mcpcert as a release build, {official_version} on Node 24.",
    "Wall time and peak RSS are taken around each whole run by `scripts/lib/timed.py`: a monotonic",
    "clock, to the microsecond, and GNU time's peak RSS (for the official suite: its Node process).",
    "These are measurements of one machine on one day, not guarantees; CI does not run them.",
@@ -198,8 +198,9 @@ md("## mcpcert and the official suite on the same HTTP servers", "",
    "- **throughput**: the requests the run sent (`requests_sent` in report.json: every HTTP",
    "  request, probes and notifications included) over the most requests per second",
    "  the server answered when crowded: mcpcert's own `--load 8` replay, eight connections at",
-   "  once, in a run of its own. A server that answers one request at a time (one Python or Node",
-   "  process) cannot serve the run faster than this, however the requests are spread.",
+   "  once, in runs of their own (the median rate of as many runs as each other figure). A server",
+   "  that answers one request at a time (one Python or Node process) cannot serve the run faster",
+   "  than this, however the requests are spread.",
    "- **windows**: time the checks wait on purpose, for what a server sends unasked: a",
    "  `subscriptions/listen` stream watched until it is acknowledged (and, with a trigger, until",
    "  the change it causes has had 100 ms to arrive); the streams one check opens are watched at",
@@ -242,10 +243,13 @@ for name, rev in [("refserver", "2026-07-28"), ("fastmcp", "2026-07-28"), ("rmcp
                 sent.add((e.get("http_method"), e["sent"], json.dumps(e.get("sent_headers", []))))
     chain, win_s = independent_floor(r, rev)
     chain_s = chain * rtt
-    try:
-        per_s = next(l["per_second"] for l in report(f"{b}/{name}/load.json").get("load", []) if l["revision"] == rev)
-    except (OSError, StopIteration, ValueError):
-        per_s = 0.0
+    loads = []
+    for f in sorted(glob.glob(f"{b}/{name}/load.*.json")):
+        try:
+            loads.append(next(l["per_second"] for l in report(f).get("load", []) if l["revision"] == rev))
+        except (OSError, StopIteration, ValueError):
+            pass
+    per_s = statistics.median(loads) if loads else 0.0
     rates[name] = per_s
     requests = r.get("requests_sent") or len(sent)
     thr_s = requests / per_s if per_s else 0.0
