@@ -74,6 +74,8 @@ pub(super) struct ReadUntil<'a> {
 pub(super) struct HttpTarget {
     pub spec: HttpSpec,
     pub(super) limits: Limits,
+    /// `spec.url`, parsed once (not for each request).
+    url: std::sync::Arc<reqwest::Url>,
 }
 
 /// One client without an idle pool, shared by every `fresh` request: each
@@ -100,8 +102,8 @@ fn build_client(fresh: bool, tls: bool) -> Result<reqwest::Client, String> {
 
 impl HttpTarget {
     pub fn new(spec: &HttpSpec, limits: &Limits) -> Result<HttpTarget, OpenError> {
-        reqwest::Url::parse(&spec.url).map_err(|e| OpenError(format!("invalid URL `{}`: {e}", spec.url)))?;
-        Ok(HttpTarget { spec: spec.clone(), limits: limits.clone() })
+        let url = reqwest::Url::parse(&spec.url).map_err(|e| OpenError(format!("invalid URL `{}`: {e}", spec.url)))?;
+        Ok(HttpTarget { spec: spec.clone(), limits: limits.clone(), url: std::sync::Arc::new(url) })
     }
 
     /// The spec's pooled client.
@@ -204,7 +206,7 @@ impl HttpTarget {
             map.append(name, val);
         }
         let m = reqwest::Method::from_bytes(method.as_bytes()).unwrap_or(reqwest::Method::POST);
-        let mut req = client.request(m, &self.spec.url).headers(map);
+        let mut req = client.request(m, (*self.url).clone()).headers(map);
         if let Some(b) = body {
             req = req.body(b);
         }
@@ -407,7 +409,7 @@ impl HttpTarget {
     /// not waited for beyond the request timeout, nor judged.
     async fn post_answer(&self, headers: &[(String, String)], body: String) {
         let Ok(client) = self.spec.client.get(self.tls()) else { return };
-        let mut req = client.post(&self.spec.url);
+        let mut req = client.post((*self.url).clone());
         // A GET stream's headers carry no Content-Type; the answer is JSON.
         if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("content-type")) {
             req = req.header("Content-Type", "application/json");
