@@ -3,9 +3,10 @@
 #  1. mcpcert vs the official conformance suite on the same HTTP servers
 #     (wall time and peak RSS of each whole run, one revision each), mcpcert
 #     with its default -j and with -j 1, beside the floor: the longest chain
-#     of requests that depend on each other times the server's round trip, or
-#     the requests sent over the server's throughput when crowded (whichever
-#     is longer), plus the observation windows the checks wait out;
+#     of requests that depend on each other times the server's round trip,
+#     the requests sent over the server's throughput when crowded, or the CPU
+#     time the server's busiest thread spent on them (whichever is longest),
+#     plus the observation windows the checks wait out;
 #  2. mcpcert's own overhead on the bundled reference server: cases per
 #     second over stdio and HTTP, and time per exchange against a raw
 #     loopback round trip (scripts/rawrtt.py) on the same server;
@@ -42,6 +43,9 @@ for s in refserver:2026-07-28 fastmcp:2026-07-28 rmcp:2026-07-28 server-everythi
   name=${s%%:*} rev=${s#*:}
   start_http "$name" "$b" || exit 1
   mkdir -p "$b/$name"
+  # The server's session (start_http starts it with setsid, last in $pids):
+  # timed.py also writes the CPU time its busiest thread used during each run.
+  export MCPCERT_BENCH_SERVER=${pids##* }
   for i in $(seq 1 "$reps"); do
     PATH="$node24:$PATH" timed "$b/$name/official.$i.time" \
       "$official" server --url "$url" --suite all --spec-version "$rev" -o "$b/$name/official.$i"
@@ -70,6 +74,7 @@ for s in refserver:2026-07-28 fastmcp:2026-07-28 rmcp:2026-07-28 server-everythi
   else
     python3 scripts/rawrtt.py --http-2025 "$url" 100 >"$b/$name/raw.txt"
   fi
+  unset MCPCERT_BENCH_SERVER
   echo "bench: $name done" >&2
 done
 
