@@ -19,8 +19,15 @@ fn run_curl_lines(repro: &str) -> Option<(String, String)> {
 }
 
 fn failing_case(fault: &str, id: &str) -> (HttpServer, String) {
-    let server = start_http(&["--era".into(), "dual".into(), "--fault".into(), fault.into()]);
-    let dir = outdir(&format!("reproduce-{fault}"));
+    failing_case_with(&["--fault", fault], id)
+}
+
+fn failing_case_with(server_args: &[&str], id: &str) -> (HttpServer, String) {
+    let mut a: Vec<String> = vec!["--era".into(), "dual".into()];
+    a.extend(server_args.iter().map(|s| s.to_string()));
+    let name: Vec<&str> = server_args.iter().map(|s| s.trim_start_matches('-')).collect();
+    let server = start_http(&a);
+    let dir = outdir(&format!("reproduce-{}", name.join("-")));
     let mut cmd = mcpcert();
     cmd.args(["run", "--http", &server.url, "--allowed-origin", "http://localhost", id, "--exact"]);
     report_args(&mut cmd, &dir);
@@ -40,6 +47,23 @@ fn a_request_on_the_runs_session_is_reproduced_on_a_session_of_its_own() {
     assert!(repro.contains("\"Mcp-Session-Id: $sid\""), "later lines use its id:\n{repro}");
     if let Some((stdout, stderr)) = run_curl_lines(&repro) {
         assert!(stderr.contains("mcp-session-id") || stderr.contains("Mcp-Session-Id"), "the initialize's reply is shown:\n{stderr}");
+        assert!(stdout.contains("\"code\":-32601"), "the ping reaches the server in that session and gets the same error:\n{stdout}");
+    }
+}
+
+#[test]
+fn a_session_id_echoed_on_every_reply_is_not_taken_for_a_session_the_line_opened() {
+    // The TypeScript SDK's server sends Mcp-Session-Id back on every reply
+    // in a session: the ping's reply names the run's session, which the run
+    // has ended since. The reproducer must still open a session first.
+    let (_server, repro) = failing_case_with(&["--fault", "legacy-ping-error", "--quirk", "session-id-echoed"], "2025-11-25/lifecycle/ping");
+    assert!(
+        repro.lines().any(|l| l.starts_with("sid=$(curl") && l.contains("\"initialize\"")),
+        "an initialize opens the session first:\n{repro}"
+    );
+    assert!(repro.contains("\"Mcp-Session-Id: $sid\""), "the ping uses its id, not the run's:\n{repro}");
+    assert!(!repro.contains("Mcp-Session-Id: sess-"), "no session id of the run is sent again:\n{repro}");
+    if let Some((stdout, _)) = run_curl_lines(&repro) {
         assert!(stdout.contains("\"code\":-32601"), "the ping reaches the server in that session and gets the same error:\n{stdout}");
     }
 }

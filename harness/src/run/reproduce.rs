@@ -89,6 +89,10 @@ pub fn reproducer(case: &Case, transcript: &[Exchange], rerun_base: &str, target
             let mut sessions: Vec<(String, String)> = Vec::new();
             let sent_session =
                 |e: &Exchange| e.sent_headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("mcp-session-id")).map(|(_, v)| v.clone());
+            // The session an exchange opened: the id its reply carries, unless
+            // the request itself was sent in that session (a server may echo
+            // the id on every reply, as the TypeScript SDK's does).
+            let opened_by = |e: &Exchange| e.header("mcp-session-id").map(String::from).filter(|v| sent_session(e).as_ref() != Some(v));
             // Sessions the lines use that none of them opens (the run's own,
             // opened by its probe, or the negative probes' session): each is
             // opened by an initialize put first, its id kept in a variable.
@@ -96,7 +100,7 @@ pub fn reproducer(case: &Case, transcript: &[Exchange], rerun_base: &str, target
             for e in transcript {
                 if let Some(v) = sent_session(e)
                     && !unopened.contains(&v)
-                    && !transcript.iter().any(|o| o.header("mcp-session-id") == Some(v.as_str()))
+                    && !transcript.iter().any(|o| opened_by(o).as_deref() == Some(v.as_str()))
                 {
                     unopened.push(v);
                 }
@@ -132,9 +136,7 @@ pub fn reproducer(case: &Case, transcript: &[Exchange], rerun_base: &str, target
             for ex in transcript.iter().filter(|e| e.http_method.is_some()) {
                 let method = ex.http_method.as_deref().unwrap_or("POST");
                 // An exchange that opened a session the later lines use.
-                let opened = ex
-                    .header("mcp-session-id")
-                    .map(String::from)
+                let opened = opened_by(ex)
                     .filter(|v| !sessions.iter().any(|(s, _)| s == v) && transcript.iter().any(|e| sent_session(e).as_deref() == Some(v)));
                 let to = ex.shell_url.clone().unwrap_or_else(|| url.clone());
                 let mut c = match &opened {
