@@ -24,7 +24,10 @@
 # verdicts; each HTTP set-up runs twice more behind scripts/delay-proxy.py
 # (10 ms added per round trip), with the default -j and -j 1, and must give
 # the verdicts it gets on loopback; and for each server `mcpcert lint` must agree with the
-# run on its tools. Reports go to reports/interop/ (matrix.html, junit.xml,
+# run on its tools; and the reproducers of every case that failed, warned or
+# errored on a Streamable HTTP server are replayed against it by
+# scripts/reproducers-check.py (each request must get the status it got in
+# the run). Reports go to reports/interop/ (matrix.html, junit.xml,
 # <name>/). The HTTP servers' process groups are killed at exit.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -152,4 +155,15 @@ for r in "$out"/*/report.json; do
   python3 scripts/lint-agrees.py "$r" "$m" | sed "s/^/  $name: lint vs run, /"
   [ "${PIPESTATUS[0]}" = 0 ] || status=1
 done
+# A printed reproducer must reproduce its verdict: the curl lines of the
+# loopback runs' failures, warnings and errors, replayed against the servers
+# (still up). HTTP with SSE and the protected servers are left out (see the
+# script).
+say "reproducers replayed against the servers:"
+replayed=()
+for name in fastmcp server-everything rmcp corpus-everything-2025-06 corpus-mcp-1.9; do
+  [ -s "$out/$name-http/report.json" ] && replayed+=("$out/$name-http/report.json")
+done
+python3 scripts/reproducers-check.py "${replayed[@]}" | sed "s/^/  /"
+[ "${PIPESTATUS[0]}" = 0 ] || status=1
 exit $status
