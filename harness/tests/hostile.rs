@@ -165,7 +165,7 @@ fn wire_audit_failure_replays_the_offending_request_and_reruns_the_revision() {
     let repro = c["reproducer"].as_str().unwrap();
     assert!(repro.contains("--revision 2026-07-28") && !repro.contains("--exact"), "a whole-run check reruns its revision: {repro}");
     assert!(
-        repro.lines().any(|l| l.starts_with("printf") && l.contains("tools/list")),
+        repro.lines().any(|l| l.starts_with("{ printf") && l.contains("tools/list")),
         "the request that drew the bad frame is replayed: {repro}"
     );
 }

@@ -56,7 +56,8 @@ fn a_session_id_echoed_on_every_reply_is_not_taken_for_a_session_the_line_opened
     // The TypeScript SDK's server sends Mcp-Session-Id back on every reply
     // in a session: the ping's reply names the run's session, which the run
     // has ended since. The reproducer must still open a session first.
-    let (_server, repro) = failing_case_with(&["--fault", "legacy-ping-error", "--quirk", "session-id-echoed"], "2025-11-25/lifecycle/ping");
+    let (_server, repro) =
+        failing_case_with(&["--fault", "legacy-ping-error", "--quirk", "session-id-echoed"], "2025-11-25/lifecycle/ping");
     assert!(
         repro.lines().any(|l| l.starts_with("sid=$(curl") && l.contains("\"initialize\"")),
         "an initialize opens the session first:\n{repro}"
@@ -82,4 +83,25 @@ fn a_session_the_case_opened_is_opened_again_and_its_id_kept() {
         assert!(statuses[2].contains(" 200"), "the request after the DELETE is served, as in the run:\n{stdout}");
         assert!(stdout.trim_end().ends_with('}') && stdout.contains("\"result\""), "with a result:\n{stdout}");
     }
+}
+
+#[test]
+fn a_stdio_reproducer_keeps_the_input_open_until_the_server_has_answered() {
+    // A server that stops at the end of its input drops the answers it has
+    // not written yet (the Python SDK's does): a bare `printf … | CMD` got
+    // no answer to the ping at all.
+    let server = format!("{} --stdio --era legacy --fault legacy-ping-error --quirk eof-drops-pending", refserver().display());
+    let dir = outdir("reproduce-stdio-eof");
+    let mut cmd = mcpcert();
+    cmd.args(["run", "--stdio", &server, "2025-11-25/lifecycle/ping", "--exact"]);
+    report_args(&mut cmd, &dir);
+    cmd.output().unwrap();
+    let c = case(&report(&dir), "2025-11-25/lifecycle/ping");
+    assert_eq!(c["verdict"], "fail", "{c}");
+    let repro = c["reproducer"].as_str().unwrap();
+    let pipe = repro.lines().find(|l| l.contains("printf '%s\\n'")).unwrap_or_else(|| panic!("no pipe line:\n{repro}"));
+    let out = std::process::Command::new("bash").arg("-c").arg(pipe).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("\"code\":-32601"), "the ping gets the same error when the pipe is run:\n{pipe}\n{stdout}");
+    assert!(pipe.starts_with("{ printf") && pipe.contains("; sleep "), "the input stays open a while after the last line:\n{pipe}");
 }

@@ -26,9 +26,20 @@ pub fn reproducer(case: &Case, transcript: &[Exchange], rerun_base: &str, target
     match target {
         TargetSpec::Stdio(s) => {
             let cmd = s.command_line();
-            let pipe =
-                |lines: &[String]| format!("printf '%s\\n' {} | {cmd}", lines.iter().map(|l| shell_quote(l)).collect::<Vec<_>>().join(" "));
+            // Standard input stays open a while after the last line: a
+            // server may stop at the end of its input before it has answered
+            // what it read (the Python SDK's does), so a bare `printf | CMD`
+            // lost the last answers of a slow request.
+            let pipe = |lines: &[String], ms: u64| {
+                format!(
+                    "{{ printf '%s\\n' {}; sleep {}; }} | {cmd}",
+                    lines.iter().map(|l| shell_quote(l)).collect::<Vec<_>>().join(" "),
+                    stdin_grace_s(ms)
+                )
+            };
             let mut lines: Vec<String> = Vec::new();
+            // How long the run waited for the answers of the lines piped so far.
+            let mut waited = 0u64;
             // A fresh process's handshake is shown in the transcript and
             // again as the preamble of its first exchange: piped once.
             let preambles: std::collections::HashSet<&str> =
@@ -39,18 +50,20 @@ pub fn reproducer(case: &Case, transcript: &[Exchange], rerun_base: &str, target
                 }
                 if ex.fresh || lines.is_empty() {
                     if !lines.is_empty() {
-                        out.push(pipe(&lines));
+                        out.push(pipe(&lines, waited));
                         lines.clear();
+                        waited = 0;
                     }
                     lines.extend(ex.preamble.iter().cloned());
                 }
                 if let Some(t) = &ex.sent {
                     lines.push(t.clone());
+                    waited += ex.ms;
                 }
             }
             if !lines.is_empty() {
-                out.push(pipe(&lines));
-            } else if !out.iter().any(|l| l.starts_with("printf")) {
+                out.push(pipe(&lines, waited));
+            } else if !out.iter().any(|l| l.starts_with("{ printf")) {
                 // A check over the whole session: show how to watch the raw output.
                 let rev = case.revision;
                 let starter = if rev.is_stateless() {
@@ -58,7 +71,7 @@ pub fn reproducer(case: &Case, transcript: &[Exchange], rerun_base: &str, target
                 } else {
                     wire::request(&json!(1), "initialize", Some(wire::initialize_params(rev.as_str())))
                 };
-                out.push(pipe(&[starter.to_string()]));
+                out.push(pipe(&[starter.to_string()], 0));
             }
         }
         TargetSpec::Http(h) if h.sse.get() => {
@@ -167,4 +180,11 @@ pub fn reproducer(case: &Case, transcript: &[Exchange], rerun_base: &str, target
         }
     }
     out.join("\n")
+}
+
+/// Seconds a stdio reproducer keeps the server's input open after its last
+/// line: time to start (2 s) and twice what the run waited for those
+/// lines' answers, in whole seconds.
+fn stdin_grace_s(waited_ms: u64) -> u64 {
+    2 + (2 * waited_ms).div_ceil(1000)
 }
