@@ -1,22 +1,30 @@
 #!/usr/bin/env python3
-"""reproducers-check.py REPORT.json...: replay the curl lines of every failed,
-warned or errored case of mcpcert runs against Streamable HTTP servers that
-are still up, and check that each request the case sent gets the HTTP status
-it got in the run.
+"""reproducers-check.py REPORT.json...: replay the reproducers of every failed,
+warned or errored case of mcpcert runs against servers that are still up (or,
+over stdio, that their command starts again), and check that each request the
+case sent gets the answer it got in the run.
 
-A reproducer's last lines are the case's own requests, one per exchange of
-its transcript that went over HTTP, in order; the lines before them open the
-sessions those requests use (the run's own sessions are ended by then). Each
-line runs in one bash, in turn (the session ids are shell variables); the
-status of a line is the first `HTTP/...` status line it printed (`curl -i`;
-a line that keeps a session id shows its reply on stderr). A line without
-`-i` (notifications/initialized) has no status to compare.
+HTTP (Streamable): a reproducer's last lines are the case's own requests, one
+per exchange of its transcript that went over HTTP, in order; the lines before
+them open the sessions those requests use (the run's own sessions are ended by
+then). Each line runs in one bash, in turn (the session ids are shell
+variables); the status of a line is the first `HTTP/...` status line it
+printed (`curl -i`; a line that keeps a session id shows its reply on stderr).
+A line without `-i` (notifications/initialized) has no status to compare. Each
+request must get the HTTP status it got in the run.
 
-Skipped, and said: reports of other transports, HTTP with SSE (2024-11-05:
-its reproducer needs a stream kept open), cases of the authorization suites
-(their tokens come from mcpcert's test issuer, gone with the run), checks
-over the whole run (their reproducer replays a sample), and exchanges the
-run got no status for. Exit 1 if any status differs."""
+stdio: each `{ printf ...; sleep N; } | CMD` line starts the server and pipes
+it the case's lines; every response the run got (by its id) must come back of
+the same kind: a result (with `isError` the same), or an error with the same
+code.
+
+Skipped, and said: HTTP with SSE (2024-11-05: its reproducer needs a stream
+kept open), cases of the authorization suites (their tokens come from
+mcpcert's test issuer, gone with the run), checks over the whole run (their
+reproducer replays a sample), and exchanges the run got no status or answer
+for. The cases of a report are replayed a few at a time. Exit 1 if any
+answer differs."""
+import concurrent.futures
 import json
 import re
 import subprocess
@@ -48,38 +56,98 @@ def statuses(lines):
     return out
 
 
+def kind(v):
+    """A response's kind: ("result", isError) or ("error", code); None for other messages."""
+    if not isinstance(v, dict) or "id" not in v or "method" in v:
+        return None
+    if "error" in v:
+        return ("error", (v.get("error") or {}).get("code"))
+    if "result" in v:
+        res = v["result"]
+        return ("result", bool(isinstance(res, dict) and res.get("isError")))
+    return None
+
+
+def responses(text):
+    """{id: kind} of the JSON-RPC responses among lines of text."""
+    out = {}
+    for line in text.splitlines():
+        try:
+            v = json.loads(line)
+        except ValueError:
+            continue
+        k = kind(v)
+        if k is not None:
+            out[json.dumps(v["id"])] = k
+    return out
+
+
+def replay_http(c, lines):
+    """The differences between the run's HTTP statuses and the replay's; None: not comparable."""
+    sent = [e for e in c.get("transcript", []) if e.get("http_method")]
+    if not sent or len(lines) < len(sent):
+        return None
+    got = statuses(lines)[len(lines) - len(sent):]
+    return [
+        f"request {i + 1} ({e.get('rpc_method') or e.get('http_method')}): run HTTP {e['status']}, replay HTTP {g}"
+        for i, (e, g) in enumerate(zip(sent, got))
+        if e.get("status") is not None and g is not None and e["status"] != g
+    ]
+
+
+def replay_stdio(c, lines):
+    """The differences between the run's responses and the replay's; None: not comparable."""
+    want = {}
+    for e in c.get("transcript", []):
+        for f in e.get("frames") or []:
+            want.update(responses(f.get("raw", "")))
+    if not want:
+        return None
+    got = {}
+    for line in lines:
+        wait = int(m.group(1)) if (m := re.search(r"; sleep (\d+); }", line)) else 0
+        try:
+            p = subprocess.run(["bash", "-c", line], capture_output=True, text=True, timeout=wait + 60)
+            got.update(responses(p.stdout))
+        except subprocess.TimeoutExpired as e:
+            got.update(responses(e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else e.stdout or ""))
+    return [f"id {i}: run {w}, replay {got.get(i, 'no answer')}" for i, w in want.items() if got.get(i) != w]
+
+
+def replay(c, transport):
+    """(case id, verdict, differences or None, why skipped)."""
+    rep = c.get("reproducer") or ""
+    if "HTTP with SSE" in rep:
+        return c["id"], c["verdict"], None, "HTTP with SSE"
+    if "/auth/" in c["id"]:
+        return c["id"], c["verdict"], None, "authorization case"
+    if "this check judges all traffic of the run" in rep:
+        return c["id"], c["verdict"], None, ""
+    if transport == "stdio":
+        lines = [l for l in rep.splitlines() if l.startswith("{ printf")]
+        diffs = replay_stdio(c, lines) if lines else None
+    else:
+        lines = [l for l in rep.splitlines() if l and not l.startswith(("rerun", "#"))]
+        diffs = replay_http(c, lines) if lines else None
+    return c["id"], c["verdict"], diffs, "" if diffs is not None else "nothing to compare"
+
+
 def check(path):
     r = json.load(open(path))
-    if r.get("transport") != "http":
-        return 0, 0, [f"{path}: not an HTTP run, skipped"]
+    transport = r.get("transport")
+    cases = [c for c in r["cases"] if c["verdict"] not in ("pass", "n/a")]
     checked, bad, notes = 0, 0, []
-    for c in r["cases"]:
-        if c["verdict"] in ("pass", "n/a"):
-            continue
-        rep = c.get("reproducer") or ""
-        if "HTTP with SSE" in rep:
-            notes.append(f"{c['id']}: HTTP with SSE, skipped")
-            continue
-        if "/auth/" in c["id"]:
-            notes.append(f"{c['id']}: authorization case, skipped")
-            continue
-        if "this check judges all traffic of the run" in rep:
-            continue
-        lines = [l for l in rep.splitlines() if l and not l.startswith(("rerun", "#"))]
-        sent = [e for e in c.get("transcript", []) if e.get("http_method")]
-        if not lines or not sent or len(lines) < len(sent):
-            notes.append(f"{c['id']}: {len(lines)} curl lines for {len(sent)} exchanges, skipped")
-            continue
-        got = statuses(lines)[len(lines) - len(sent):]
-        checked += 1
-        diffs = [
-            f"request {i + 1} ({e.get('rpc_method') or e.get('http_method')}): run {e['status']}, replay {g}"
-            for i, (e, g) in enumerate(zip(sent, got))
-            if e.get("status") is not None and g is not None and e["status"] != g
-        ]
-        if diffs:
-            bad += 1
-            notes.append(f"DIFFERS {c['id']} ({c['verdict']}): " + "; ".join(diffs))
+    # stdio replays wait out their pipes' grace: a few at once.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=4 if transport == "stdio" else 1) as pool:
+        for cid, verdict, diffs, why in pool.map(lambda c: replay(c, transport), cases):
+            if diffs is None:
+                if why:
+                    notes.append(f"{cid}: {why}, skipped")
+                continue
+            checked += 1
+            if diffs:
+                bad += 1
+                notes.append(f"DIFFERS {cid} ({verdict}): " + "; ".join(diffs))
     return checked, bad, notes
 
 
