@@ -238,7 +238,8 @@ fn each_auth_fault_turns_exactly_its_cases_red() {
             assert!(!repro.contains("eyJ"), "the reproducer shows a token: {repro}");
             // Its curl lines make the tokens again, each of its kind.
             assert!(
-                repro.contains("Authorization: Bearer $(mcpcert auth-token --config") && repro.contains("--kind other-audience)"),
+                repro.to_ascii_lowercase().contains("authorization: bearer $(mcpcert auth-token --config")
+                    && repro.contains("--kind other-audience)"),
                 "{repro}"
             );
             let _one = serial();

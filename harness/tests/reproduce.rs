@@ -44,7 +44,7 @@ fn a_request_on_the_runs_session_is_reproduced_on_a_session_of_its_own() {
         repro.lines().any(|l| l.starts_with("sid=$(curl") && l.contains("\"initialize\"")),
         "an initialize opens the session first:\n{repro}"
     );
-    assert!(repro.contains("\"Mcp-Session-Id: $sid\""), "later lines use its id:\n{repro}");
+    assert!(repro.to_ascii_lowercase().contains("\"mcp-session-id: $sid\""), "later lines use its id:\n{repro}");
     if let Some((stdout, stderr)) = run_curl_lines(&repro) {
         assert!(stderr.contains("mcp-session-id") || stderr.contains("Mcp-Session-Id"), "the initialize's reply is shown:\n{stderr}");
         assert!(stdout.contains("\"code\":-32601"), "the ping reaches the server in that session and gets the same error:\n{stdout}");
@@ -62,10 +62,26 @@ fn a_session_id_echoed_on_every_reply_is_not_taken_for_a_session_the_line_opened
         repro.lines().any(|l| l.starts_with("sid=$(curl") && l.contains("\"initialize\"")),
         "an initialize opens the session first:\n{repro}"
     );
-    assert!(repro.contains("\"Mcp-Session-Id: $sid\""), "the ping uses its id, not the run's:\n{repro}");
-    assert!(!repro.contains("Mcp-Session-Id: sess-"), "no session id of the run is sent again:\n{repro}");
+    assert!(repro.to_ascii_lowercase().contains("\"mcp-session-id: $sid\""), "the ping uses its id, not the run's:\n{repro}");
+    assert!(!repro.to_ascii_lowercase().contains("mcp-session-id: sess-"), "no session id of the run is sent again:\n{repro}");
     if let Some((stdout, _)) = run_curl_lines(&repro) {
         assert!(stdout.contains("\"code\":-32601"), "the ping reaches the server in that session and gets the same error:\n{stdout}");
+    }
+}
+
+#[test]
+fn header_names_are_sent_again_as_the_run_sent_them() {
+    // The fault: a server that matches header names letter for letter, in
+    // lower case (as the HTTP client writes them). The baseline request of
+    // the case was served in the run; its curl line wrote the names with
+    // capitals, and was refused.
+    let (_server, repro) = failing_case("header-names-case-sensitive", "2026-07-28/headers/version-name-case");
+    assert!(repro.contains("-H 'mcp-protocol-version: 2026-07-28'"), "the baseline's names as sent:\n{repro}");
+    assert!(repro.contains("-H 'MCP-PROTOCOL-VERSION: 2026-07-28'"), "a probe's names keep their letters:\n{repro}");
+    if let Some((stdout, _)) = run_curl_lines(&repro) {
+        let statuses: Vec<&str> = stdout.lines().filter(|l| l.starts_with("HTTP/")).collect();
+        assert!(statuses.first().is_some_and(|s| s.contains(" 200")), "the baseline is served, as in the run:\n{stdout}");
+        assert!(statuses[1..].iter().all(|s| s.contains(" 400")), "the probes are refused, as in the run:\n{stdout}");
     }
 }
 

@@ -77,7 +77,7 @@ pub async fn listen_sessions(cx: &Cx<'_>, subs: Vec<(Value, Value)>, trigger: Op
         let headers = wire::modern_headers(&body);
         let mut conn = cx.session.open().map_err(|e| e.to_string())?;
         cx.session.count_sent(1);
-        let shown = cx.session.shown_headers(&conn, &headers);
+        let shown = cx.session.shown_headers(&conn, &headers, exact);
         let (ran, count) = (trigger_ran.clone(), acked.clone());
         let text = body.to_string();
         let task = tokio::spawn(async move {

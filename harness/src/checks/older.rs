@@ -65,7 +65,7 @@ impl Check for BatchAccepted {
         };
         if conn.transport() == Transport::Http {
             ex.http_method = Some("POST".into());
-            ex.sent_headers = cx.session.shown_headers(&conn, &headers);
+            ex.sent_headers = cx.session.shown_headers(&conn, &headers, false);
         }
         let want = ids.clone();
         // Each request answered, or the batch refused as a whole.

@@ -129,19 +129,26 @@ pub fn reproducer(case: &Case, transcript: &[Exchange], rerun_base: &str, target
                     .take(h.headers.len())
                     .map(|(k, v)| format!(" -H {}", shell_quote(&format!("{k}: {v}"))))
                     .collect();
+                // Header names written as the run wrote that session's
+                // (the HTTP client in lower case, a server that needs them
+                // exact with their letters).
+                let lower = first.sent_headers.iter().all(|(k, _)| !k.bytes().any(|b| b.is_ascii_uppercase()));
+                let name = |n: &str| if lower { n.to_ascii_lowercase() } else { n.to_string() };
+                let (ct, accept) = (name("Content-Type"), name("Accept"));
                 let init = wire::request(&json!(1), "initialize", Some(wire::initialize_params(case.revision.as_str())));
                 out.push(format!(
-                    "{var}=$(curl -sS -i -X POST {url} -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream'{own} --data-binary {} | {SESSION_ID})",
+                    "{var}=$(curl -sS -i -X POST {url} -H '{ct}: application/json' -H '{accept}: application/json, text/event-stream'{own} --data-binary {} | {SESSION_ID})",
                     shell_quote(&init.to_string())
                 ));
                 let note = wire::notification("notifications/initialized", None);
                 let version = if case.revision.has(wire::Feature::ProtocolVersionHeader) {
-                    format!(" -H 'MCP-Protocol-Version: {}'", case.revision.as_str())
+                    format!(" -H '{}: {}'", name("MCP-Protocol-Version"), case.revision.as_str())
                 } else {
                     String::new()
                 };
                 out.push(format!(
-                    "curl -sS -X POST {url} -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream'{version} -H \"Mcp-Session-Id: ${var}\"{own} --data-binary {}",
+                    "curl -sS -X POST {url} -H '{ct}: application/json' -H '{accept}: application/json, text/event-stream'{version} -H \"{}: ${var}\"{own} --data-binary {}",
+                    name("Mcp-Session-Id"),
                     shell_quote(&note.to_string())
                 ));
                 sessions.push((v, var));

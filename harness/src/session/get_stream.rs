@@ -41,7 +41,7 @@ impl Session {
         };
         conn.set_session_id(Some(sid.clone()));
         let headers = wire::standard_headers(rev, None, Some(&sid));
-        let shown = self.shown_headers(&conn, &headers);
+        let shown = self.shown_headers(&conn, &headers, self.exact_names(rev));
         let stop = AtomicBool::new(false);
         let opened = AtomicBool::new(false);
         let finished = AtomicBool::new(false);
@@ -104,7 +104,7 @@ impl Session {
         let mut headers = wire::standard_headers(rev, None, conn.session_id());
         headers.retain(|(k, _)| !k.eq_ignore_ascii_case("accept"));
         headers.push(("Accept".into(), "text/event-stream".into()));
-        let shown = self.shown_headers(conn, &headers);
+        let shown = self.shown_headers(conn, &headers, self.exact_names(rev));
         let out = Outgoing { http_method: "GET", body: None, exact_names: self.exact_names(rev), ..Outgoing::message("", &headers, None) };
         self.count_sent(1);
         let inc = conn.watch(&out, self.limits.request, &|_: &[Frame]| true).await;

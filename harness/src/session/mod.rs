@@ -450,7 +450,7 @@ impl Session {
             headers = wire::standard_headers(msg.rev, text.is_some().then_some(msg.body), conn.session_id());
             wire::apply_edits(&mut headers, msg.edits);
             ex.http_method = Some(msg.http_method.into());
-            ex.sent_headers = conn.shown_headers(&headers, self.redact_params);
+            ex.sent_headers = conn.shown_headers(&headers, self.redact_params, msg.exact_names || self.exact_names(msg.rev));
         }
         let expect = if msg.want_reply { id.as_ref() } else { None };
         let out = Outgoing {
@@ -529,8 +529,8 @@ impl Session {
 
     /// The headers a message would carry, as reports show them (for
     /// exchanges made outside `exchange`, such as listen streams).
-    pub fn shown_headers(&self, conn: &Connection, headers: &[(String, String)]) -> Vec<(String, String)> {
-        conn.shown_headers(headers, self.redact_params)
+    pub fn shown_headers(&self, conn: &Connection, headers: &[(String, String)], exact: bool) -> Vec<(String, String)> {
+        conn.shown_headers(headers, self.redact_params, exact)
     }
 
     /// File what an exchange brought in the revision's frame log.

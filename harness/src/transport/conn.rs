@@ -340,7 +340,10 @@ impl Connection {
     /// The headers of a request as reports show them: the target's own
     /// headers first; secret values (and, with `redact_params`,
     /// `Mcp-Param-*` values) as `[redacted]`. Empty over stdio.
-    pub fn shown_headers(&self, headers: &[(String, String)], redact_params: bool) -> Vec<(String, String)> {
+    /// Names as they went out: with their letters as given when `exact`
+    /// (mcpcert's own HTTP/1.1 writer), otherwise in lower case (the HTTP
+    /// client writes every name so); a reproducer sends them the same way.
+    pub fn shown_headers(&self, headers: &[(String, String)], redact_params: bool, exact: bool) -> Vec<(String, String)> {
         let target = match &self.0 {
             Inner::Http { target, .. } => target,
             Inner::Sse(c) => &c.target,
@@ -353,7 +356,8 @@ impl Connection {
             .chain(headers.iter())
             .map(|(k, v)| {
                 let param = redact_params && k.to_ascii_lowercase().starts_with("mcp-param-");
-                (k.clone(), if target.is_secret(k) || param { "[redacted]".into() } else { v.clone() })
+                let name = if exact { k.clone() } else { k.to_ascii_lowercase() };
+                (name, if target.is_secret(k) || param { "[redacted]".into() } else { v.clone() })
             })
             .collect()
     }
