@@ -286,3 +286,54 @@ pub fn case(report: &serde_json::Value, id: &str) -> serde_json::Value {
 pub fn report(dir: &std::path::Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).expect("json report written")).expect("json report parses")
 }
+
+/// The HTTP statuses a reproducer's curl lines get when run in turn, in one
+/// bash (session ids are shell variables): the status of each of its last
+/// `n` request lines (the case's own requests; the lines before them open
+/// the sessions those use), None for a line that shows none (no `-i`).
+/// Lines sent together (in the background, then `wait`) get the statuses
+/// their group got, in ascending order. None when curl is not installed.
+pub fn replay_statuses(repro: &str, n: usize) -> Option<Vec<Option<u16>>> {
+    if Command::new("curl").arg("--version").output().is_err() {
+        return None;
+    }
+    let lines: Vec<&str> = repro.lines().filter(|l| !l.is_empty() && !l.starts_with("rerun") && !l.starts_with('#')).collect();
+    let script: Vec<String> = lines
+        .iter()
+        .enumerate()
+        .flat_map(|(k, l)| [format!("printf '\\n@@{k}@@\\n'; printf '\\n@@{k}@@\\n' >&2"), l.to_string()])
+        .chain(std::iter::once(format!("printf '\\n@@{0}@@\\n'; printf '\\n@@{0}@@\\n' >&2", lines.len())))
+        .collect();
+    let out = Command::new("bash").arg("-c").arg(script.join("\n")).output().unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned());
+    // Every status printed between the markers of lines `from` and `to`.
+    let statuses = |from: usize, to: usize| -> Vec<u16> {
+        let mut found = Vec::new();
+        for text in [&stdout, &stderr] {
+            let Some(seg) = text.split(&format!("@@{from}@@")).nth(1) else { continue };
+            let seg = seg.split(&format!("@@{to}@@")).next().unwrap_or("");
+            for (at, _) in seg.match_indices("HTTP/") {
+                if let Some(code) = seg[at..].split_whitespace().nth(1).and_then(|c| c.parse::<u16>().ok()) {
+                    found.push(code);
+                }
+            }
+        }
+        found
+    };
+    let mut got = Vec::new();
+    let mut k = 0;
+    while k < lines.len() {
+        if lines[k].ends_with(" &") {
+            let end = (k..lines.len()).find(|&j| lines[j] == "wait").unwrap_or(lines.len() - 1);
+            let mut group = statuses(k, end + 1);
+            group.sort_unstable();
+            let size = end - k;
+            got.extend((0..size).map(|i| group.get(i).copied()));
+            k = end + 1;
+        } else {
+            got.push(statuses(k, k + 1).first().copied());
+            k += 1;
+        }
+    }
+    Some(got[got.len().saturating_sub(n)..].to_vec())
+}

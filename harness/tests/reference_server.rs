@@ -255,6 +255,37 @@ fn judge_fault(f: &FaultInfo, era: &str, t: &'static str, base: &BTreeMap<String
         } else {
             assert!(r.reproducer.is_some(), "{id}: a failure must carry a reproducer");
             assert!(!r.message.is_empty(), "{id}: a failure must say what was expected and what came back");
+            // Its curl lines get the statuses the run got (the load cases'
+            // answers depend on the crowd; a whole-run check's lines replay
+            // a sample).
+            let repro = r.reproducer.as_deref().unwrap_or("");
+            if t == "http" && !id.contains("/load/") && !repro.contains("judges all traffic of the run") && !repro.contains("HTTP with SSE")
+            {
+                let sent: Vec<&mcpcert::record::Exchange> = r.transcript.iter().filter(|e| e.http_method.is_some()).collect();
+                // The statuses of requests sent together, in ascending order
+                // (their replies come in any order).
+                let mut want: Vec<Option<u16>> = sent.iter().map(|e| e.status).collect();
+                let mut k = 0;
+                while k < sent.len() {
+                    let end = if sent[k].together { (k..sent.len()).find(|&j| !sent[j].together).unwrap_or(sent.len()) } else { k + 1 };
+                    want[k..end].sort_unstable();
+                    k = end;
+                }
+                if let Some(got) = common::replay_statuses(repro, sent.len()) {
+                    for (i, (w, g)) in want.iter().zip(&got).enumerate() {
+                        if let (Some(want), Some(g)) = (w, g)
+                            && want != g
+                        {
+                            problems.push(format!(
+                                "fault {} over {t} ({era}): {id}: request {} of its curl lines got HTTP {g}, the run HTTP {want}:\n    {}",
+                                f.name,
+                                i + 1,
+                                repro.lines().nth(1).unwrap_or("")
+                            ));
+                        }
+                    }
+                }
+            }
             // The printed reproducer reproduces the verdict.
             match reproduce(r.reproducer.as_deref().unwrap_or(""), id) {
                 Ok(v) if v == r.verdict.as_str() => {

@@ -371,7 +371,8 @@ impl Check for ConcurrentRequests {
             cx.exchange(c, &msg).await
         });
         let exchanges = futures_util::future::join_all(sends).await;
-        for ex in exchanges {
+        for mut ex in exchanges {
+            ex.together = true;
             if let Some(e) = &ex.error {
                 out.set_error(format!("{}: {e}", ex.label));
             } else if !ex.status.is_some_and(|s| (200..300).contains(&s)) || ex.result().is_none() {

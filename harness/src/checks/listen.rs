@@ -118,6 +118,7 @@ pub async fn listen_sessions(cx: &Cx<'_>, subs: Vec<(Value, Value)>, trigger: Op
             sent: Some(body.to_string()),
             request_id: Some(id.clone()),
             fresh: true,
+            stream: true,
             ..Default::default()
         };
         // The judges read every frame with its value, as it came.

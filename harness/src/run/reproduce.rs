@@ -153,15 +153,19 @@ pub fn reproducer(case: &Case, transcript: &[Exchange], rerun_base: &str, target
                 ));
                 sessions.push((v, var));
             }
-            for ex in transcript.iter().filter(|e| e.http_method.is_some()) {
+            let http: Vec<&Exchange> = transcript.iter().filter(|e| e.http_method.is_some()).collect();
+            for (i, ex) in http.iter().enumerate() {
                 let method = ex.http_method.as_deref().unwrap_or("POST");
                 // An exchange that opened a session the later lines use.
                 let opened = opened_by(ex)
                     .filter(|v| !sessions.iter().any(|(s, _)| s == v) && transcript.iter().any(|e| sent_session(e).as_deref() == Some(v)));
                 let to = ex.shell_url.clone().unwrap_or_else(|| url.clone());
+                // A stream the run read for a while, not to its end: curl
+                // reads it about as long (a stream may never end).
+                let max_time = if ex.stream { format!(" --max-time {}", ex.ms.div_ceil(1000) + 1) } else { String::new() };
                 let mut c = match &opened {
-                    Some(_) => format!("sid{}=$(curl -sS -i -X {method} {to}", sessions.len() + 1),
-                    None => format!("curl -sS -i -X {method} {to}"),
+                    Some(_) => format!("sid{}=$(curl -sS -i{max_time} -X {method} {to}", sessions.len() + 1),
+                    None => format!("curl -sS -i{max_time} -X {method} {to}"),
                 };
                 for (k, v) in &ex.sent_headers {
                     match sessions.iter().find(|(s, _)| k.eq_ignore_ascii_case("mcp-session-id") && s == v) {
@@ -178,11 +182,20 @@ pub fn reproducer(case: &Case, transcript: &[Exchange], rerun_base: &str, target
                 if let Some(b) = &ex.sent {
                     c.push_str(&format!(" --data-binary {}", shell_quote(b)));
                 }
+                // Requests the run sent at the same time go out together (in
+                // the background), then `wait`.
+                let together = ex.together && opened.is_none();
                 if let Some(v) = opened {
                     c.push_str(&format!(" | {SESSION_ID})"));
                     sessions.push((v, format!("sid{}", sessions.len() + 1)));
                 }
+                if together {
+                    c.push_str(" &");
+                }
                 out.push(c);
+                if together && !http.get(i + 1).is_some_and(|n| n.together) {
+                    out.push("wait".into());
+                }
             }
         }
     }

@@ -80,6 +80,7 @@ impl Session {
             http_method: Some("GET".into()),
             sent_headers: shown,
             fresh: true,
+            stream: true,
             ..Default::default()
         };
         let stream = inc.status == Some(200);
@@ -114,6 +115,7 @@ impl Session {
             http_method: Some("GET".into()),
             sent_headers: shown,
             fresh: true,
+            stream: true,
             ..Default::default()
         };
         let stream = inc.status == Some(200);
