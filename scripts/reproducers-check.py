@@ -34,25 +34,34 @@ STATUS = re.compile(r"HTTP/[0-9.]+ (\d{3})")
 
 
 def statuses(lines):
-    """The HTTP status each line printed (None: none), running them in turn in one bash."""
+    """The HTTP status each request line printed (None: none), running them in
+    turn in one bash. Lines sent together (`curl ... &`, then `wait`) get the
+    statuses of their group, in ascending order; the `wait` line is dropped."""
     marked = []
-    for k, line in enumerate(lines):
+    for k, line in enumerate(lines + [":"]):
         marked.append(f"printf '\\n@@{k}@@\\n'; printf '\\n@@{k}@@\\n' >&2")
         marked.append(line)
     p = subprocess.run(["bash", "-c", "\n".join(marked)], capture_output=True, text=True, timeout=120)
-    out = []
-    for k in range(len(lines)):
-        found = None
+
+    def found(a, b):
+        codes = []
         for stream in (p.stdout, p.stderr):
-            seg = stream.split(f"@@{k}@@", 1)
-            if len(seg) < 2:
-                continue
-            seg = seg[1].split(f"@@{k + 1}@@", 1)[0]
-            m = STATUS.search(seg)
-            if m:
-                found = int(m.group(1))
-                break
-        out.append(found)
+            seg = stream.split(f"@@{a}@@", 1)
+            if len(seg) == 2:
+                codes += [int(c) for c in STATUS.findall(seg[1].split(f"@@{b}@@", 1)[0])]
+        return codes
+
+    out, k = [], 0
+    while k < len(lines):
+        if lines[k].endswith(" &"):
+            end = next((j for j in range(k, len(lines)) if lines[j] == "wait"), len(lines) - 1)
+            group = sorted(found(k, end + 1))
+            out += [group[i] if i < len(group) else None for i in range(end - k)]
+            k = end + 1
+        else:
+            codes = found(k, k + 1)
+            out.append(codes[0] if codes else None)
+            k += 1
     return out
 
 
@@ -85,13 +94,23 @@ def responses(text):
 def replay_http(c, lines):
     """The differences between the run's HTTP statuses and the replay's; None: not comparable."""
     sent = [e for e in c.get("transcript", []) if e.get("http_method")]
-    if not sent or len(lines) < len(sent):
+    got = statuses(lines)
+    if not sent or len(got) < len(sent):
         return None
-    got = statuses(lines)[len(lines) - len(sent):]
+    got = got[len(got) - len(sent):]
+    # The reproducer sends together what the run sent at once (its lines
+    # end with " &"): their statuses are compared as a set.
+    want = [e.get("status") for e in sent]
+    together = [l.endswith(" &") for l in lines if l != "wait"][-len(sent):]
+    k = 0
+    while k < len(sent):
+        end = next((j for j in range(k, len(sent)) if not together[j]), len(sent)) if together[k] else k + 1
+        want[k:end] = sorted(want[k:end], key=lambda x: (x is not None, x or 0))
+        k = end
     return [
-        f"request {i + 1} ({e.get('rpc_method') or e.get('http_method')}): run HTTP {e['status']}, replay HTTP {g}"
-        for i, (e, g) in enumerate(zip(sent, got))
-        if e.get("status") is not None and g is not None and e["status"] != g
+        f"request {i + 1} ({e.get('rpc_method') or e.get('http_method')}): run HTTP {w}, replay HTTP {g}"
+        for i, (e, w, g) in enumerate(zip(sent, want, got))
+        if w is not None and g is not None and w != g
     ]
 
 
