@@ -394,26 +394,7 @@ fn read_only_calls_share_a_wave_and_state_changers_do_not() {
 /// send `initialize` themselves) has been ended with a DELETE.
 #[test]
 fn a_run_over_http_ends_every_session_it_was_issued() {
-    let log = std::env::temp_dir().join(format!("mcpcert-test-{}-sessions.log", std::process::id()));
-    let _ = std::fs::remove_file(&log);
-    let mut child = std::process::Command::new(refserver())
-        .args(["--http", "0", "--era", "dual"])
-        .env("MCPCERT_REF_SESSION_LOG", &log)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().unwrap()), &mut line).unwrap();
-    let url = line.trim().strip_prefix("listening on ").unwrap().to_string();
-    let dir = outdir("sessions-ended");
-    let mut cmd = mcpcert();
-    cmd.args(["run", "--http", &url, "--allowed-origin", "http://localhost", "--revision", "2025-11-25"]);
-    report_args(&mut cmd, &dir);
-    cmd.output().unwrap();
-    let _ = child.kill();
-    let _ = child.wait();
-    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    let (text, dir) = run_with_session_log("sessions-ended", &[]);
     let mut open: Vec<&str> = Vec::new();
     let mut issued = 0;
     for l in text.lines() {
@@ -429,7 +410,49 @@ fn a_run_over_http_ends_every_session_it_was_issued() {
     assert!(issued > 3, "the run opened sessions of its own (the test's control): {text}");
     assert!(open.is_empty(), "sessions left open after the run: {open:?}\n{text}");
     assert_eq!(report(&dir)["summary"]["error"], 0);
+}
+
+/// A 2025-11-25 run against the reference server over HTTP (`extra`: more
+/// `run` arguments), with the server's log of the sessions it opened and
+/// ended: that log's text, and the run's report folder.
+fn run_with_session_log(name: &str, extra: &[&str]) -> (String, std::path::PathBuf) {
+    let log = std::env::temp_dir().join(format!("mcpcert-test-{}-{name}.log", std::process::id()));
     let _ = std::fs::remove_file(&log);
+    let mut child = std::process::Command::new(refserver())
+        .args(["--http", "0", "--era", "dual"])
+        .env("MCPCERT_REF_SESSION_LOG", &log)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().unwrap()), &mut line).unwrap();
+    let url = line.trim().strip_prefix("listening on ").unwrap().to_string();
+    let dir = outdir(name);
+    let mut cmd = mcpcert();
+    cmd.args(["run", "--http", &url, "--allowed-origin", "http://localhost", "--revision", "2025-11-25"]).args(extra);
+    report_args(&mut cmd, &dir);
+    cmd.output().unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    let _ = std::fs::remove_file(&log);
+    (text, dir)
+}
+
+/// The cases that judge what `initialize` answers (its result, the session
+/// id it issues) judge the revision probe's: run alone, each leaves the
+/// server with the one session the probe opened (each opened another one
+/// when it sent its own initialize).
+#[test]
+fn the_initialize_cases_judge_the_probes_handshake_not_a_session_of_their_own() {
+    for id in ["2025-11-25/lifecycle/initialize-result-shape", "2025-11-25/lifecycle/http-session-id-visible-ascii"] {
+        let (text, dir) = run_with_session_log("probe-initialize", &["--exact", id]);
+        let rep = report(&dir);
+        assert_eq!(case(&rep, id)["verdict"], "pass", "{id}: {}", case(&rep, id));
+        let opened = text.lines().filter(|l| l.starts_with("opened ")).count();
+        assert_eq!(opened, 1, "{id}: sessions the server opened:\n{text}");
+    }
 }
 
 /// A reply that came as an SSE stream the server ends soon after the

@@ -14,6 +14,18 @@ pub async fn send(session: &Session, case: &Case, index: usize, name: Option<&st
     let mut out = Outcome::default();
     let rev = case.revision;
     let label = label(name, index);
+    if s.from_probe {
+        // Not sent again: on a session-per-initialize server each one
+        // costs the server a session (and a round trip to end it).
+        let Some(probe) = session.probe_initialize(rev) else {
+            return Outcome::error(format!("the revision probe kept no initialize for {rev} to judge"));
+        };
+        let mut ex = probe.clone();
+        ex.label = "initialize (the revision probe's: the run's first request, on a connection of its own, with no session id)".into();
+        ex.fresh = true;
+        out.exchanges.push(ex);
+        return out;
+    }
     let id = s.id.clone().unwrap_or_else(|| session.next_id());
     let params = if rev.is_stateless() {
         wire::modern_params(s.params.as_ref(), s.meta, s.version.as_deref().unwrap_or(rev.as_str()))

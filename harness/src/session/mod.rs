@@ -78,6 +78,9 @@ struct RevSession {
     /// HTTP 2025-11-25: the session the probe's handshake opened (the main
     /// connection's).
     session_id: Option<String>,
+    /// Initialize era: the probe's `initialize` (the first request on its
+    /// connection or process, with no session id), once it was served.
+    initialize: Option<crate::record::Exchange>,
     main: tokio::sync::Mutex<Option<Connection>>,
     /// The connection (process) the well-formed negative probes share —
     /// requests a server must answer with an error (an unknown method,
@@ -191,6 +194,13 @@ impl Session {
     /// The lines a fresh stdio process needs before a request of `rev`.
     pub fn preamble(&self, rev: Revision) -> Vec<String> {
         self.revs.get(&rev).map(|s| s.preamble.clone()).unwrap_or_default()
+    }
+
+    /// The `initialize` the revision probe sent for `rev` and the answer
+    /// it got (initialize era, once `rev` is served): the first request on
+    /// a connection or process of its own, with no session id.
+    pub fn probe_initialize(&self, rev: Revision) -> Option<&crate::record::Exchange> {
+        self.revs.get(&rev).and_then(|s| s.initialize.as_ref())
     }
 
     /// A new request id (numbers, unique within the run). Inside a case

@@ -303,6 +303,7 @@ impl Session {
                             st.session_id = conn.session_id().map(String::from);
                         }
                         st.preamble = lines;
+                        st.initialize = exs.into_iter().next();
                     }
                     None if Revision::parse(&v).is_none() => {
                         st.info.reason = format!(
@@ -400,6 +401,7 @@ fn blank(rev: Revision) -> RevSession {
         preamble: Vec::new(),
         exact_names: false,
         session_id: None,
+        initialize: None,
         main: tokio::sync::Mutex::new(None),
         negative: tokio::sync::Mutex::new(None),
         log: std::sync::Mutex::new(FrameLog::default()),

@@ -211,6 +211,11 @@ pub struct SendStep {
     /// 2025-11-25 HTTP: send the session id or not.
     #[serde(default)]
     pub session: SessionHeader,
+    /// Initialize era, `initialize` only: the revision probe already sent
+    /// it, first on a connection or process of its own and with no session
+    /// id; that answer is judged instead of opening one more session.
+    #[serde(default)]
+    pub from_probe: bool,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
