@@ -61,6 +61,10 @@ fn waves_keep_state_changers_alone_and_audits_last() {
     // logging/setLevel goes on a session (a process) of its own: it changes
     // nothing another case sees, so it need not run alone.
     assert!(!alone.contains(&"2025-11-25/conformance/logging-set-level"), "setLevel on its own session shares its wave");
+    // The probe's initialize, judged again, sends nothing.
+    for id in ["2025-11-25/lifecycle/initialize-result-shape", "2025-11-25/lifecycle/http-session-id-visible-ascii"] {
+        assert!(!alone.contains(&id), "{id} judges the probe's initialize: it shares its wave");
+    }
     assert!(waves(&cases, 1).iter().all(|r| r.len() == 1), "-j 1 is the serial run");
 }
 

@@ -63,12 +63,13 @@ impl Case {
         self.steps.iter().any(|s| match s {
             Step::Action { check, .. } => check.exclusive(),
             // An HTTP initialize without the session id opens a session of
-            // its own: the shared one is not touched.
+            // its own: the shared one is not touched. The probe's
+            // initialize (`from_probe`) is not sent again.
             Step::Send { send, .. } => {
                 let own_session = send.method == "initialize"
                     && send.session == SessionHeader::None
                     && self.applies.transports == [crate::transport::Transport::Http];
-                !send.fresh && !own_session && STATEFUL.contains(&send.method.as_str())
+                !send.fresh && !send.from_probe && !own_session && STATEFUL.contains(&send.method.as_str())
             }
             Step::Http { http, .. } => !http.method.eq_ignore_ascii_case("GET"),
         })
