@@ -13,7 +13,14 @@ started with setsid), a third figure follows: the CPU seconds that the
 busiest thread of that session's processes used while CMD ran (the kernel's
 per-thread run time, /proc/PID/task/TID/schedstat, in nanoseconds). A
 server that answers on one thread (a Node or Python event loop) cannot
-serve CMD's requests in less wall time than that."""
+serve CMD's requests in less wall time than that.
+
+With it, CMD also starts only once that server has settled: its threads
+used under 2 ms of CPU in the last 100 ms (at most 5 s of waiting, not
+timed). A Node server goes on working for a while after a run that left it
+garbage or sessions (the official suite's leave server-everything busy for
+about the first 50 ms of the next run), and the next tool measured, whichever
+it is, should not pay for the one before it."""
 import os
 import subprocess
 import sys
@@ -40,8 +47,23 @@ def threads(sid):
     return out
 
 
+def settle(sid, window=0.1, quiet_ns=2_000_000, most=5.0):
+    """Wait until session `sid`'s threads used under `quiet_ns` of CPU in one `window`."""
+    end = time.monotonic() + most
+    last = threads(sid)
+    while time.monotonic() < end:
+        time.sleep(window)
+        now = threads(sid)
+        used = sum(ns - last.get(t, 0) for t, ns in now.items())
+        last = now
+        if used < quiet_ns:
+            return
+
+
 out, cmd = sys.argv[1], sys.argv[2:]
 sid = int(os.environ["MCPCERT_BENCH_SERVER"]) if os.environ.get("MCPCERT_BENCH_SERVER") else None
+if sid is not None:
+    settle(sid)
 before = threads(sid) if sid is not None else {}
 with tempfile.NamedTemporaryFile("r") as rss:
     start = time.perf_counter()
