@@ -121,3 +121,24 @@ fn a_stdio_reproducer_keeps_the_input_open_until_the_server_has_answered() {
     assert!(stdout.contains("\"code\":-32601"), "the ping gets the same error when the pipe is run:\n{pipe}\n{stdout}");
     assert!(pipe.starts_with("{ printf") && pipe.contains("; sleep "), "the input stays open a while after the last line:\n{pipe}");
 }
+
+#[test]
+fn a_stdio_reproducer_keeps_the_input_open_as_long_as_the_server_takes_to_start() {
+    // A server that reads nothing for 3.2 s and drops unwritten answers at
+    // the end of its input: with 2 s for the start and twice the 20 ms the
+    // run waited (3 s in all), the pipe closed before the server read it.
+    let server =
+        format!("{} --stdio --era legacy --fault legacy-ping-error --quirk eof-drops-pending --quirk slow-start", refserver().display());
+    let dir = outdir("reproduce-stdio-slow-start");
+    let mut cmd = mcpcert();
+    cmd.args(["run", "--stdio", &server, "2025-11-25/lifecycle/ping", "--exact"]);
+    report_args(&mut cmd, &dir);
+    cmd.output().unwrap();
+    let c = case(&report(&dir), "2025-11-25/lifecycle/ping");
+    assert_eq!(c["verdict"], "fail", "{c}");
+    let repro = c["reproducer"].as_str().unwrap();
+    let pipe = repro.lines().find(|l| l.contains("printf '%s\\n'")).unwrap_or_else(|| panic!("no pipe line:\n{repro}"));
+    let out = std::process::Command::new("bash").arg("-c").arg(pipe).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("\"code\":-32601"), "the ping gets the same error when the pipe is run:\n{pipe}\n{stdout}");
+}

@@ -302,7 +302,8 @@ impl Runner {
             End::Judged => {}
         }
         if matches!(res.verdict, Verdict::Fail | Verdict::Warn | Verdict::Error) {
-            res.reproducer = Some(reproduce::reproducer(case, &res.transcript, &self.rerun_base, self.session.target()));
+            res.reproducer =
+                Some(reproduce::reproducer(case, &res.transcript, &self.rerun_base, self.session.target(), self.session.first_answer_ms()));
         }
         // A case that got no usable answer shows what the server said on
         // stderr last (a crash's traceback).

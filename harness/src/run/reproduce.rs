@@ -15,7 +15,9 @@ const SESSION_ID: &str = "tee /dev/stderr | sed -n 's/^[Mm][Cc][Pp]-[Ss][Ee][Ss]
 /// The reproducer of a case. HTTP 2025-11-25: every session a line uses
 /// that no line opens (the run's own, the negative probes') is opened by an
 /// initialize put first.
-pub fn reproducer(case: &Case, transcript: &[Exchange], rerun_base: &str, target: &TargetSpec) -> String {
+/// `first_answer_ms`: stdio, how long a new process of the server took to
+/// answer its first request in the run (start-up included).
+pub fn reproducer(case: &Case, transcript: &[Exchange], rerun_base: &str, target: &TargetSpec, first_answer_ms: u64) -> String {
     let whole_run = case.checks().any(|c| c.scope() == Scope::Run);
     let mut out = if whole_run {
         // Run alone, this check would see only its own traffic.
@@ -34,7 +36,7 @@ pub fn reproducer(case: &Case, transcript: &[Exchange], rerun_base: &str, target
                 format!(
                     "{{ printf '%s\\n' {}; sleep {}; }} | {cmd}",
                     lines.iter().map(|l| shell_quote(l)).collect::<Vec<_>>().join(" "),
-                    stdin_grace_s(ms)
+                    stdin_grace_s(first_answer_ms, ms)
                 )
             };
             let mut lines: Vec<String> = Vec::new();
@@ -203,8 +205,10 @@ pub fn reproducer(case: &Case, transcript: &[Exchange], rerun_base: &str, target
 }
 
 /// Seconds a stdio reproducer keeps the server's input open after its last
-/// line: time to start (2 s) and twice what the run waited for those
-/// lines' answers, in whole seconds.
-fn stdin_grace_s(waited_ms: u64) -> u64 {
-    2 + (2 * waited_ms).div_ceil(1000)
+/// line: time to start (2 s, or twice the longest the run's new processes
+/// took to give their first answer if that is more: a Python server can
+/// take seconds to import on a busy machine) and twice what the run waited
+/// for those lines' answers, in whole seconds.
+fn stdin_grace_s(first_answer_ms: u64, waited_ms: u64) -> u64 {
+    (2000.max(2 * first_answer_ms) + 2 * waited_ms).div_ceil(1000)
 }

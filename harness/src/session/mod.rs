@@ -108,6 +108,9 @@ pub struct Session {
     in_flight: std::sync::OnceLock<tokio::sync::Semaphore>,
     /// Requests and notifications sent (HTTP requests, stdio lines).
     sent: std::sync::atomic::AtomicU64,
+    /// stdio: the longest a probe's new process took to answer its first
+    /// request (start-up included), in milliseconds.
+    first_answer_ms: std::sync::atomic::AtomicU64,
     started: Instant,
     /// What the session waits for now, and since when (for a live
     /// progress line).
@@ -145,6 +148,7 @@ impl Session {
             pool: std::sync::atomic::AtomicUsize::new(0),
             in_flight: std::sync::OnceLock::new(),
             sent: std::sync::atomic::AtomicU64::new(0),
+            first_answer_ms: std::sync::atomic::AtomicU64::new(0),
             started: Instant::now(),
             waiting: Waiting::default(),
             starting: std::sync::Arc::new(tokio::sync::Semaphore::new(
@@ -194,13 +198,6 @@ impl Session {
     /// The lines a fresh stdio process needs before a request of `rev`.
     pub fn preamble(&self, rev: Revision) -> Vec<String> {
         self.revs.get(&rev).map(|s| s.preamble.clone()).unwrap_or_default()
-    }
-
-    /// The `initialize` the revision probe sent for `rev` and the answer
-    /// it got (initialize era, once `rev` is served): the first request on
-    /// a connection or process of its own, with no session id.
-    pub fn probe_initialize(&self, rev: Revision) -> Option<&crate::record::Exchange> {
-        self.revs.get(&rev).and_then(|s| s.initialize.as_ref())
     }
 
     /// A new request id (numbers, unique within the run). Inside a case

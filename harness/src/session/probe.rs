@@ -28,6 +28,26 @@ pub(super) struct HandshakeError {
 pub(super) type Handshake = (Value, Vec<Exchange>, Vec<String>);
 
 impl Session {
+    /// stdio: the longest a probe's new process took to answer its first
+    /// request, start-up included (0 over HTTP), in milliseconds.
+    pub fn first_answer_ms(&self) -> u64 {
+        self.first_answer_ms.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// A probe's first exchange on a process it started (stdio).
+    fn note_first_answer(&self, ex: &Exchange) {
+        if self.transport() == Transport::Stdio && ex.error.is_none() {
+            self.first_answer_ms.fetch_max(ex.ms, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    /// The `initialize` the revision probe sent for `rev` and the answer
+    /// it got (initialize era, once `rev` is served): the first request on
+    /// a connection or process of its own, with no session id.
+    pub fn probe_initialize(&self, rev: Revision) -> Option<&Exchange> {
+        self.revs.get(&rev).and_then(|s| s.initialize.as_ref())
+    }
+
     /// Detect what the target serves (`wanted`: only that revision, or
     /// None for the newest of each era) and keep one connection per
     /// revision served: the stateless one, and the initialize-era revision
@@ -178,6 +198,7 @@ impl Session {
             wire::modern_params(None, MetaMode::Full, Revision::NEWEST_STATELESS.as_str()),
         );
         let mut ex = self.exchange(&mut conn, &Msg::new(Revision::NEWEST_STATELESS, "probe: server/discover", &body), None).await;
+        self.note_first_answer(&ex);
         file(&st, &ex);
         // A header rejection of a correct request may be a server that
         // reads header names case-sensitively (reqwest sends them in lower
@@ -240,6 +261,10 @@ impl Session {
         let mut st = blank(asked);
         let Some(mut conn) = probe_conn(self, &mut st) else { return st };
         let mut shaken = self.handshake_then(&mut conn, asked, None, self.next_id(), keep).await;
+        match &shaken {
+            Ok((_, exs, _)) => exs.first().into_iter().for_each(|ex| self.note_first_answer(ex)),
+            Err(e) => e.exchanges.first().into_iter().for_each(|ex| self.note_first_answer(ex)),
+        }
         // An HTTP target that refuses the POST may serve 2024-11-05's HTTP
         // with SSE: a GET stream names where messages go.
         let mut over_sse = None;
