@@ -26,8 +26,8 @@
 # the verdicts it gets on loopback; and for each server `mcpcert lint` must agree with the
 # run on its tools; and the reproducers of every case that failed, warned or
 # errored are replayed against its server by scripts/reproducers-check.py
-# (each request must get the HTTP status, over stdio the kind of answer, it
-# got in the run). Reports go to reports/interop/ (matrix.html, junit.xml,
+# (each request must get the HTTP status, over stdio and over HTTP with SSE
+# the kind of answer, it got in the run). Reports go to reports/interop/ (matrix.html, junit.xml,
 # <name>/). The HTTP servers' process groups are killed at exit.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -157,11 +157,11 @@ for r in "$out"/*/report.json; do
 done
 # A printed reproducer must reproduce its verdict: the reproducers of the
 # loopback runs' failures, warnings and errors, replayed against the servers
-# (over HTTP still up; over stdio started again by the pipe). HTTP with SSE
-# and the protected servers are left out (see the script).
+# (over HTTP still up; over stdio started again by the pipe). The protected
+# servers are left out (see the script).
 say "reproducers replayed against the servers:"
 replayed=()
-for name in fastmcp-http server-everything-http rmcp-http corpus-everything-2025-06-http corpus-mcp-1.9-http \
+for name in fastmcp-http server-everything-http rmcp-http corpus-everything-2025-06-http corpus-mcp-1.9-http corpus-mcp-1.3-http \
   mcp-server-time fastmcp-stdio server-everything-stdio rmcp-stdio corpus-fs-2024-stdio corpus-memory-2024-stdio \
   corpus-time-mcp-1.0-stdio corpus-time-mcp-1.12-stdio corpus-fs-v2-stdio; do
   [ -s "$out/$name/report.json" ] && replayed+=("$out/$name/report.json")

@@ -18,17 +18,29 @@ it the case's lines; every response the run got (by its id) must come back of
 the same kind: a result (with `isError` the same), or an error with the same
 code.
 
-Skipped, and said: HTTP with SSE (2024-11-05: its reproducer needs a stream
-kept open), cases of the authorization suites (their tokens come from
+HTTP with SSE (2024-11-05): the reproducer's stream line is started and
+kept open; its `endpoint` event names the URL (resolved against the
+stream's) that the reproducer's POST lines go to, as $ENDPOINT, in turn; the
+answers come on the stream as `message` events, and each response the run
+got (by its id) must come back of the same kind, as over stdio.
+
+Skipped, and said: cases of the authorization suites (their tokens come from
 mcpcert's test issuer, gone with the run), checks over the whole run (their
 reproducer replays a sample), and exchanges the run got no status or answer
 for. The cases of a report are replayed a few at a time. Exit 1 if any
 answer differs."""
 import concurrent.futures
 import json
+import os
+import queue
 import re
+import shlex
+import signal
 import subprocess
 import sys
+import threading
+import time
+import urllib.parse
 
 STATUS = re.compile(r"HTTP/[0-9.]+ (\d{3})")
 
@@ -116,10 +128,7 @@ def replay_http(c, lines):
 
 def replay_stdio(c, lines):
     """The differences between the run's responses and the replay's; None: not comparable."""
-    want = {}
-    for e in c.get("transcript", []):
-        for f in e.get("frames") or []:
-            want.update(responses(f.get("raw", "")))
+    want = run_answers(c)
     if not want:
         return None
     got = {}
@@ -133,16 +142,97 @@ def replay_stdio(c, lines):
     return [f"id {i}: run {w}, replay {got.get(i, 'no answer')}" for i, w in want.items() if got.get(i) != w]
 
 
+def run_answers(c):
+    """{id: kind} of the responses in the frames of the case's transcript."""
+    want = {}
+    for e in c.get("transcript", []):
+        for f in e.get("frames") or []:
+            want.update(responses(f.get("raw", "")))
+    return want
+
+
+def sse_events(stream, into):
+    """Put each event of an SSE text stream into the queue `into` as (event,
+    data), then None when the stream ends."""
+    event, data = "message", []
+    for line in stream:
+        line = line.rstrip("\r\n")
+        if line == "":
+            if data:
+                into.put((event, "\n".join(data)))
+            event, data = "message", []
+        elif line.startswith("event:"):
+            event = line[len("event:"):].strip()
+        elif line.startswith("data:"):
+            value = line[len("data:"):]
+            data.append(value[1:] if value.startswith(" ") else value)
+    into.put(None)
+
+
+def replay_sse(c, rep):
+    """The differences between the run's responses and the replay's over HTTP
+    with SSE; None: not comparable."""
+    lines = rep.splitlines()
+    stream = next((l for l in lines if l.startswith("curl -sS -N ")), None)
+    posts = [l for l in lines if l.startswith('curl -sS -i -X POST "$ENDPOINT"')]
+    want = run_answers(c)
+    if not stream or not posts or not want:
+        return None
+    url = shlex.split(stream)[-1]
+    p = subprocess.Popen(["bash", "-c", stream], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                         text=True, start_new_session=True)
+    events = queue.Queue()
+    threading.Thread(target=sse_events, args=(p.stdout, events), daemon=True).start()
+    got = {}
+
+    def next_event(deadline):
+        try:
+            return events.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            return None
+
+    try:
+        endpoint, deadline = None, time.monotonic() + 10
+        while endpoint is None:
+            ev = next_event(deadline)
+            if ev is None:
+                return ["the stream gave no endpoint event within 10 s"]
+            if ev[0] == "endpoint":
+                endpoint = urllib.parse.urljoin(url, ev[1].strip())
+        env = dict(os.environ, ENDPOINT=endpoint)
+        for line in posts:
+            subprocess.run(["bash", "-c", line], env=env, capture_output=True, timeout=60)
+        deadline = time.monotonic() + 10
+        while any(i not in got for i in want):
+            ev = next_event(deadline)
+            if ev is None:
+                break
+            if ev[0] == "message":
+                try:
+                    k = kind(json.loads(ev[1]))
+                except ValueError:
+                    k = None
+                if k is not None:
+                    got[json.dumps(json.loads(ev[1])["id"])] = k
+    finally:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        p.wait()
+    return [f"id {i}: run {w}, replay {got.get(i, 'no answer')}" for i, w in want.items() if got.get(i) != w]
+
+
 def replay(c, transport):
     """(case id, verdict, differences or None, why skipped)."""
     rep = c.get("reproducer") or ""
-    if "HTTP with SSE" in rep:
-        return c["id"], c["verdict"], None, "HTTP with SSE"
     if "/auth/" in c["id"]:
         return c["id"], c["verdict"], None, "authorization case"
     if "this check judges all traffic of the run" in rep:
         return c["id"], c["verdict"], None, ""
-    if transport == "stdio":
+    if "# HTTP with SSE" in rep:
+        diffs = replay_sse(c, rep)
+    elif transport == "stdio":
         lines = [l for l in rep.splitlines() if l.startswith("{ printf")]
         diffs = replay_stdio(c, lines) if lines else None
     else:
