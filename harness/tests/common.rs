@@ -337,3 +337,36 @@ pub fn replay_statuses(repro: &str, n: usize) -> Option<Vec<Option<u16>>> {
     }
     Some(got[got.len().saturating_sub(n)..].to_vec())
 }
+
+/// Replays an HTTP-with-SSE reproducer of `case` (2024-11-05: a stream kept
+/// open, the lines POSTed to the endpoint it names) with
+/// scripts/reproducers-check.py: Ok when every response the run got comes
+/// back of the same kind, Err with what the script said otherwise; None
+/// when python3 or curl is not installed, or the run got no answer to
+/// compare.
+pub fn replay_sse(case: &CaseResult, name: &str) -> Option<Result<(), String>> {
+    for tool in ["python3", "curl"] {
+        if Command::new(tool).arg("--version").output().is_err() {
+            return None;
+        }
+    }
+    let dir = outdir(&format!("sse-replay-{name}"));
+    let path = dir.join("report.json");
+    let report = serde_json::json!({ "transport": "http", "cases": [case] });
+    std::fs::write(&path, report.to_string()).unwrap();
+    let out = Command::new("python3")
+        .arg(workspace_root().join("scripts/reproducers-check.py"))
+        .arg(&path)
+        .output()
+        .expect("python3 runs reproducers-check.py");
+    let _ = std::fs::remove_dir_all(&dir);
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    if !out.status.success() {
+        return Some(Err(format!("{said}{}", String::from_utf8_lossy(&out.stderr))));
+    }
+    if said.contains(": 0 reproducers replayed") {
+        // The run got no answer to compare (its requests errored).
+        return None;
+    }
+    Some(if said.contains(": 1 reproducers replayed, 0 differ") { Ok(()) } else { Err(said) })
+}

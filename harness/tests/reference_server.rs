@@ -286,6 +286,20 @@ fn judge_fault(f: &FaultInfo, era: &str, t: &'static str, base: &BTreeMap<String
                     }
                 }
             }
+            // Over HTTP with SSE, its stream and POST lines bring back the
+            // answers the run got (the load cases' depend on the crowd).
+            if t == "http"
+                && !id.contains("/load/")
+                && repro.contains("# HTTP with SSE")
+                && !repro.contains("judges all traffic of the run")
+            {
+                if let Some(Err(said)) = common::replay_sse(r, &format!("{}-{}", f.name, id.replace('/', "_"))) {
+                    problems.push(format!(
+                        "fault {} over {t} ({era}): {id}: its SSE reproducer does not bring back the run's answers:\n{said}",
+                        f.name
+                    ));
+                }
+            }
             // The printed reproducer reproduces the verdict.
             match reproduce(r.reproducer.as_deref().unwrap_or(""), id) {
                 Ok(v) if v == r.verdict.as_str() => {
