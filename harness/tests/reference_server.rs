@@ -292,13 +292,12 @@ fn judge_fault(f: &FaultInfo, era: &str, t: &'static str, base: &BTreeMap<String
                 && !id.contains("/load/")
                 && repro.contains("# HTTP with SSE")
                 && !repro.contains("judges all traffic of the run")
+                && let Some(Err(said)) = common::replay_sse(r, &format!("{}-{}", f.name, id.replace('/', "_")))
             {
-                if let Some(Err(said)) = common::replay_sse(r, &format!("{}-{}", f.name, id.replace('/', "_"))) {
-                    problems.push(format!(
-                        "fault {} over {t} ({era}): {id}: its SSE reproducer does not bring back the run's answers:\n{said}",
-                        f.name
-                    ));
-                }
+                problems.push(format!(
+                    "fault {} over {t} ({era}): {id}: its SSE reproducer does not bring back the run's answers:\n{said}",
+                    f.name
+                ));
             }
             // The printed reproducer reproduces the verdict.
             match reproduce(r.reproducer.as_deref().unwrap_or(""), id) {
