@@ -158,14 +158,15 @@ done
 # A printed reproducer must reproduce its verdict: the reproducers of the
 # loopback runs' failures, warnings and errors, replayed against the servers
 # (over HTTP still up; over stdio started again by the pipe). The protected
-# servers are left out (see the script).
+# servers' curl lines make their tokens with `mcpcert auth-token`.
 say "reproducers replayed against the servers:"
 replayed=()
 for name in fastmcp-http server-everything-http rmcp-http corpus-everything-2025-06-http corpus-mcp-1.9-http corpus-mcp-1.3-http \
+  fastmcp-auth-http sdk-auth-http \
   mcp-server-time fastmcp-stdio server-everything-stdio rmcp-stdio corpus-fs-2024-stdio corpus-memory-2024-stdio \
   corpus-time-mcp-1.0-stdio corpus-time-mcp-1.12-stdio corpus-fs-v2-stdio; do
   [ -s "$out/$name/report.json" ] && replayed+=("$out/$name/report.json")
 done
-python3 scripts/reproducers-check.py "${replayed[@]}" | sed "s/^/  /"
+PATH="$(cd "$(dirname "$m")" && pwd):$PATH" python3 scripts/reproducers-check.py "${replayed[@]}" | sed "s/^/  /"
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
 exit $status

@@ -346,3 +346,37 @@ fn es256_tokens_are_judged_alike() {
     let r = run("auth-es256-none", &s.url, &cfg, &[], Some("auth/"));
     assert_eq!(r.verdicts["2026-07-28/auth/invalid-token-rejected"].0, "fail");
 }
+
+/// Behind `[auth]` every request carries the run's valid token, so the curl
+/// lines of any case's reproducer make it again (`mcpcert auth-token … --kind
+/// valid`), the session-opening initialize of 2025-11-25 included: shown
+/// redacted, as they were, the server answered them 401 instead of what
+/// the run got.
+#[test]
+fn a_protected_servers_reproducers_send_the_runs_token_made_again() {
+    let s = server(&["invalid-cursor-accepted"]);
+    let r = run("auth-repro-token", &s.url, &builtin_config(), &[], Some("tools/list-invalid-cursor"));
+    assert_no_token(&r, "a non-authorization case's reproducer", &[]);
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_mcpcert"));
+    let path = format!("export PATH={}:\"$PATH\"\n", bin.parent().unwrap().display());
+    for rev in ["2026-07-28", "2025-11-25"] {
+        let id = format!("{rev}/tools/list-invalid-cursor");
+        let c = common::case(&r.report, &id);
+        assert_eq!(c["verdict"], "warn", "{id}: {c}");
+        let repro = c["reproducer"].as_str().unwrap_or("");
+        let curls: Vec<&str> = repro.lines().filter(|l| l.contains("curl ")).collect();
+        assert!(!curls.is_empty(), "{repro}");
+        for l in &curls {
+            assert!(!l.contains("[redacted]"), "{id}: a curl line sends the redacted header: {l}");
+            assert!(l.contains("authorization: Bearer $(mcpcert auth-token --config") && l.contains("--kind valid)"), "{id}: {l}");
+        }
+        // Each request gets the status it got in the run (not 401).
+        let sent: Vec<&Value> = c["transcript"].as_array().unwrap().iter().filter(|e| e["http_method"].is_string()).collect();
+        let want: Vec<Option<u64>> = sent.iter().map(|e| e["status"].as_u64()).collect();
+        let _one = serial();
+        if let Some(got) = common::replay_statuses(&format!("{path}{repro}"), sent.len()) {
+            let got: Vec<Option<u64>> = got.into_iter().map(|s| s.map(u64::from)).collect();
+            assert_eq!(got, want, "{id}: the replayed curl lines' statuses\n{repro}");
+        }
+    }
+}

@@ -302,8 +302,16 @@ impl Runner {
             End::Judged => {}
         }
         if matches!(res.verdict, Verdict::Fail | Verdict::Warn | Verdict::Error) {
-            res.reproducer =
-                Some(reproduce::reproducer(case, &res.transcript, &self.rerun_base, self.session.target(), self.session.first_answer_ms()));
+            // Over HTTP with [auth], every request carried the valid token.
+            let identity = self.policy.auth.as_ref().and_then(|t| t.shell.get(&crate::auth::TokenKind::Valid)).map(String::as_str);
+            res.reproducer = Some(reproduce::reproducer(
+                case,
+                &res.transcript,
+                &self.rerun_base,
+                self.session.target(),
+                self.session.first_answer_ms(),
+                identity,
+            ));
         }
         // A case that got no usable answer shows what the server said on
         // stderr last (a crash's traceback).

@@ -16,8 +16,18 @@ const SESSION_ID: &str = "tee /dev/stderr | sed -n 's/^[Mm][Cc][Pp]-[Ss][Ee][Ss]
 /// that no line opens (the run's own, the negative probes') is opened by an
 /// initialize put first.
 /// `first_answer_ms`: stdio, how long a new process of the server took to
-/// answer its first request in the run (start-up included).
-pub fn reproducer(case: &Case, transcript: &[Exchange], rerun_base: &str, target: &TargetSpec, first_answer_ms: u64) -> String {
+/// answer its first request in the run (start-up included). `identity`:
+/// how the curl lines write the token the run sent on every request
+/// (`[auth]`'s valid token, made again: `$(mcpcert auth-token …)`); the
+/// header as shown (redacted) when None.
+pub fn reproducer(
+    case: &Case,
+    transcript: &[Exchange],
+    rerun_base: &str,
+    target: &TargetSpec,
+    first_answer_ms: u64,
+    identity: Option<&str>,
+) -> String {
     let whole_run = case.checks().any(|c| c.scope() == Scope::Run);
     let mut out = if whole_run {
         // Run alone, this check would see only its own traffic.
@@ -129,7 +139,10 @@ pub fn reproducer(case: &Case, transcript: &[Exchange], rerun_base: &str, target
                     .sent_headers
                     .iter()
                     .take(h.headers.len())
-                    .map(|(k, v)| format!(" -H {}", shell_quote(&format!("{k}: {v}"))))
+                    .map(|(k, v)| match authorization(k, first, identity) {
+                        Some(token) => format!(" -H \"{k}: Bearer {token}\""),
+                        None => format!(" -H {}", shell_quote(&format!("{k}: {v}"))),
+                    })
                     .collect();
                 // Header names written as the run wrote that session's
                 // (the HTTP client in lower case, a server that needs them
@@ -172,12 +185,8 @@ pub fn reproducer(case: &Case, transcript: &[Exchange], rerun_base: &str, target
                 for (k, v) in &ex.sent_headers {
                     match sessions.iter().find(|(s, _)| k.eq_ignore_ascii_case("mcp-session-id") && s == v) {
                         Some((_, var)) => c.push_str(&format!(" -H \"{k}: ${var}\"")),
-                        // An authorization case's token, made again (never shown).
-                        None if k.eq_ignore_ascii_case("authorization")
-                            && ex.shell_authorization.as_deref().is_some_and(|a| !a.is_empty()) =>
-                        {
-                            c.push_str(&format!(" -H \"{k}: Bearer {}\"", ex.shell_authorization.as_deref().unwrap_or("")))
-                        }
+                        // The token, made again (never shown).
+                        None if let Some(token) = authorization(k, ex, identity) => c.push_str(&format!(" -H \"{k}: Bearer {token}\"")),
                         None => c.push_str(&format!(" -H {}", shell_quote(&format!("{k}: {v}")))),
                     }
                 }
@@ -202,6 +211,22 @@ pub fn reproducer(case: &Case, transcript: &[Exchange], rerun_base: &str, target
         }
     }
     out.join("\n")
+}
+
+/// How a curl line writes header `k` of `ex` when it is the Authorization
+/// header: an authorization case's token (`shell_authorization`), or else
+/// the run's own (`identity`), as shell words that make it again; None for
+/// any other header, or a token the line cannot make (shown as the run
+/// showed it).
+fn authorization<'a>(k: &str, ex: &'a Exchange, identity: Option<&'a str>) -> Option<&'a str> {
+    if !k.eq_ignore_ascii_case("authorization") {
+        return None;
+    }
+    match ex.shell_authorization.as_deref() {
+        Some("") => None,
+        Some(token) => Some(token),
+        None => identity,
+    }
 }
 
 /// Seconds a stdio reproducer keeps the server's input open after its last
