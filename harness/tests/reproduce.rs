@@ -142,3 +142,40 @@ fn a_stdio_reproducer_keeps_the_input_open_as_long_as_the_server_takes_to_start(
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("\"code\":-32601"), "the ping gets the same error when the pipe is run:\n{pipe}\n{stdout}");
 }
+
+#[test]
+fn a_stdio_reproducer_starts_the_server_in_its_folder_with_its_environment() {
+    // A server that starts only in its folder (a script named relative to
+    // it) and with a variable of `[target.env]`: the pipe of the old
+    // reproducer ran the command where the reader stood, without the
+    // variable, and got no answer.
+    let dir = outdir("reproduce-stdio-env-cwd");
+    let server_dir = dir.join("server dir");
+    std::fs::create_dir_all(&server_dir).unwrap();
+    let script = server_dir.join("start.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\n[ \"$MCPCERT_REPRO_MODE\" = \"on purpose\" ] || exit 3\nexec {} --stdio --era legacy --fault legacy-ping-error\n",
+            refserver().display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let cfg = dir.join("target.toml");
+    std::fs::write(&cfg, "[target]\ncommand = \"./start.sh\"\ncwd = \"server dir\"\n[target.env]\nMCPCERT_REPRO_MODE = \"on purpose\"\n")
+        .unwrap();
+    let mut cmd = mcpcert();
+    cmd.args(["run", "--config", cfg.to_str().unwrap(), "2025-11-25/lifecycle/ping", "--exact"]);
+    report_args(&mut cmd, &dir);
+    cmd.output().unwrap();
+    let c = case(&report(&dir), "2025-11-25/lifecycle/ping");
+    assert_eq!(c["verdict"], "fail", "{c}");
+    let repro = c["reproducer"].as_str().unwrap();
+    let pipe = repro.lines().find(|l| l.contains("printf '%s\\n'")).unwrap_or_else(|| panic!("no pipe line:\n{repro}"));
+    // Run from elsewhere, as a reader would: the pipe says where and how.
+    let out = std::process::Command::new("bash").arg("-c").arg(pipe).current_dir(std::env::temp_dir()).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("\"code\":-32601"), "the ping gets the same error when the pipe is run:\n{pipe}\n{stdout}");
+    assert!(pipe.contains("env 'MCPCERT_REPRO_MODE=on purpose'"), "{pipe}");
+}

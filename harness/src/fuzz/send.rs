@@ -181,7 +181,7 @@ impl Peer {
     /// The command line or URL (redacted), for reproducers.
     pub fn target_shown(&self) -> String {
         match &self.target {
-            TargetSpec::Stdio(s) => s.command_line(),
+            TargetSpec::Stdio(s) => s.shell_line(),
             TargetSpec::Http(h) => crate::transport::redact_url(&h.url),
         }
     }

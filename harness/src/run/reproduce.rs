@@ -37,7 +37,8 @@ pub fn reproducer(
     };
     match target {
         TargetSpec::Stdio(s) => {
-            let cmd = s.command_line();
+            // Started as the run started it (its folder, its environment).
+            let cmd = s.shell_line();
             // Standard input stays open a while after the last line: a
             // server may stop at the end of its input before it has answered
             // what it read (the Python SDK's does), so a bare `printf | CMD`

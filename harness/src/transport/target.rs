@@ -132,6 +132,20 @@ impl StdioSpec {
     pub fn command_line(&self) -> String {
         self.argv.iter().map(|a| shell_quote(a)).collect::<Vec<_>>().join(" ")
     }
+
+    /// A shell line that starts the server as a run does: in `[target]
+    /// cwd`, with `[target.env]` (for reproducers; the values of
+    /// secret-looking names come out masked there, as everywhere in the
+    /// reports). The bare command line when the config sets neither.
+    pub fn shell_line(&self) -> String {
+        if self.cwd.is_none() && self.env.is_empty() {
+            return self.command_line();
+        }
+        let cd = self.cwd.as_ref().map(|d| format!("cd {} && ", shell_quote(d))).unwrap_or_default();
+        let env: String = self.env.iter().map(|(k, v)| format!(" {}", shell_quote(&format!("{k}={v}")))).collect();
+        let env = if env.is_empty() { String::new() } else { format!("env{env} ") };
+        format!("({cd}{env}{})", self.command_line())
+    }
 }
 
 /// Strip userinfo and query values from a URL for reports.
