@@ -6,7 +6,8 @@
 #     of requests that depend on each other times the server's round trip,
 #     the requests sent over the server's throughput when crowded, or the CPU
 #     time the server's busiest thread spent on them (whichever is longest),
-#     plus the observation windows the checks wait out;
+#     plus the observation windows the checks wait out; and mcpcert's run of
+#     one case (what every run costs, whatever the server);
 #  2. mcpcert's own overhead on the bundled reference server: cases per
 #     second over stdio and HTTP, and time per exchange against a raw
 #     loopback round trip (scripts/rawrtt.py) on the same server;
@@ -41,6 +42,9 @@ timed() { # timed FILE CMD...: "<seconds> <peak KiB>" into FILE
 # 1. side by side on the same HTTP servers
 for s in refserver:2026-07-28 fastmcp:2026-07-28 rmcp:2026-07-28 server-everything:2025-11-25; do
   name=${s%%:*} rev=${s#*:}
+  # The one case: the probe's own answer judged (2025-11-25: no request of
+  # its own), or one server/discover.
+  if [ "$rev" = 2026-07-28 ]; then one=$rev/lifecycle/discover-result-shape; else one=$rev/lifecycle/initialize-result-shape; fi
   start_http "$name" "$b" || exit 1
   mkdir -p "$b/$name"
   # The server's session (start_http starts it with setsid, last in $pids):
@@ -59,6 +63,12 @@ for s in refserver:2026-07-28 fastmcp:2026-07-28 rmcp:2026-07-28 server-everythi
     done
     timed "$b/$name/mcpcert-j1.$i.time" "$M" run --http "$url" "${args[@]}" --revision "$rev" -j 1 \
       --json "$b/$name/mcpcert-j1.$i.json" --junit "$b/$name/junit-j1.xml" --html "$b/$name/report-j1.html"
+    # What every run costs, whatever the server: a run of one case (process
+    # start, catalogue, revision probe, one request at most, reports, exit).
+    for k in $(seq 1 "$fast"); do
+      timed "$b/$name/one.$i-$k.time" "$M" run --http "$url" "${args[@]}" --revision "$rev" "$one" --exact \
+        --json "$b/$name/one.json" --junit "$b/$name/junit-one.xml" --html "$b/$name/report-one.html"
+    done
   done
   # the server's throughput when crowded: mcpcert's own --load replay (8
   # connections at once), in runs of their own, untimed (bench.py takes the
@@ -107,6 +117,9 @@ done
 delays=${MCPCERT_BENCH_DELAYS:-10 40}
 for s in refserver:2026-07-28 fastmcp:2026-07-28 rmcp:2026-07-28 server-everything:2025-11-25; do
   name=${s%%:*} rev=${s#*:}
+  # The one case: the probe's own answer judged (2025-11-25: no request of
+  # its own), or one server/discover.
+  if [ "$rev" = 2026-07-28 ]; then one=$rev/lifecycle/discover-result-shape; else one=$rev/lifecycle/initialize-result-shape; fi
   start_http "$name" "$b" || exit 1
   hostport=${url#http://}
   hostport=${hostport%%/*}
