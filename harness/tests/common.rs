@@ -177,6 +177,7 @@ pub fn run_all_kept(setup: &Setup) -> (BTreeMap<String, CaseResult>, Option<Http
                     secret_headers: vec![],
                     client: Default::default(),
                     sse: Default::default(),
+                    gate: Default::default(),
                 }),
                 base,
             )

@@ -499,3 +499,46 @@ fn connections_whose_streams_end_are_used_again() {
     assert_eq!(rep["summary"]["error"], 0);
     let _ = std::fs::remove_file(&log);
 }
+
+/// A small server's stack (Python's `http.server`: a listen backlog of 5,
+/// connections handed to threads one at a time) resets connections that
+/// come faster than it accepts them. mcpcert opens its own new connections
+/// a few at a time and sends a read lost that way again, so the default
+/// `-j` (32 over HTTP) gives the verdicts of `-j 1`, run after run. (Before,
+/// the header-name-case probes were ERROR "Connection reset by peer" in
+/// most runs at the default `-j`.)
+#[test]
+fn a_server_with_a_listen_backlog_of_five_gets_the_same_verdicts_at_any_j() {
+    let server = start_http(&["--era".into(), "dual".into(), "--quirk".into(), "small-backlog".into()]);
+    let run = |j: Option<&str>, round: usize| {
+        let dir = outdir(&format!("concurrency-backlog-{}-{round}", j.unwrap_or("default")));
+        let mut cmd = mcpcert();
+        cmd.args(["run", "--http", &server.url, "--allowed-origin", "http://localhost"]);
+        if let Some(j) = j {
+            cmd.args(["-j", j]);
+        }
+        report_args(&mut cmd, &dir);
+        cmd.output().unwrap();
+        let rep = report(&dir);
+        rep["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| (c["id"].as_str().unwrap().to_string(), format!("{}: {}", c["verdict"].as_str().unwrap(), c["message"])))
+            .collect::<Vec<_>>()
+    };
+    let serial = run(Some("1"), 0);
+    assert!(serial.len() > 100 && serial.iter().all(|(_, v)| !v.starts_with("error")), "the serial run judges every case");
+    for round in 1..=5 {
+        for j in [None, Some("1")] {
+            let got = run(j, round);
+            let diff: Vec<String> = serial
+                .iter()
+                .zip(&got)
+                .filter(|(a, b)| a.1.split(':').next() != b.1.split(':').next())
+                .map(|(a, b)| format!("{}: -j 1 {} / -j {} {}", a.0, a.1, j.unwrap_or("default"), b.1))
+                .collect();
+            assert!(diff.is_empty(), "round {round}: verdicts differ:\n{}", diff.join("\n"));
+        }
+    }
+}

@@ -322,7 +322,7 @@ fn judge_fault(f: &FaultInfo, era: &str, t: &'static str, base: &BTreeMap<String
 /// quirk is about gets the verdict named here.
 #[test]
 fn every_quirk_keeps_every_case_green() {
-    let quirks: [(&str, &str, &str, &str, Verdict); 18] = [
+    let quirks: [(&str, &str, &str, &str, Verdict); 19] = [
         ("trigger-no-change", "http", "modern", "2026-07-28/subscriptions/list-changed-delivered", Verdict::Pass),
         ("mrtr-ask-forever", "stdio", "modern", "2026-07-28/input-required/retry", Verdict::NotApplicable),
         ("session-optional", "http", "legacy", "2025-11-25/lifecycle/http-session-required", Verdict::NotApplicable),
@@ -351,6 +351,8 @@ fn every_quirk_keeps_every_case_green() {
         ("slow-start", "stdio", "legacy", "2025-11-25/lifecycle/ping", Verdict::Pass),
         ("listen-limit-reached", "stdio", "modern", "2026-07-28/subscriptions/nothing-unrequested", Verdict::NotApplicable),
         ("listen-limit-reached", "http", "modern", "2026-07-28/subscriptions/notifications-carry-id", Verdict::NotApplicable),
+        // A listen backlog of 5 (every -j: concurrency.rs).
+        ("small-backlog", "http", "dual", "2026-07-28/headers/name-name-case", Verdict::Pass),
     ];
     let listed = std::process::Command::new(refserver()).arg("--list-quirks").output().unwrap();
     let listed = String::from_utf8_lossy(&listed.stdout);

@@ -38,7 +38,14 @@ pub fn target_of(stdio: Option<&str>, http: Option<&str>, cfg_file: Option<&(Pat
             if !(u.starts_with("http://") || u.starts_with("https://")) {
                 return Err(format!("--http needs an http:// or https:// URL (got `{u}`)"));
             }
-            Ok(TargetSpec::Http(HttpSpec { url: u, headers, secret_headers, client: Default::default(), sse: Default::default() }))
+            Ok(TargetSpec::Http(HttpSpec {
+                url: u,
+                headers,
+                secret_headers,
+                client: Default::default(),
+                sse: Default::default(),
+                gate: Default::default(),
+            }))
         }
         (None, None) => Err("say what to test: --stdio 'CMD ARG…', --http URL, or --config FILE".into()),
     }

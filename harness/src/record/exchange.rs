@@ -102,6 +102,18 @@ impl Exchange {
         self.ms = inc.ms;
         self.sent_at_ms = run_clock_ms().saturating_sub(inc.ms).max(1);
         self.stderr = inc.stderr;
+        if !inc.resent.is_empty() {
+            let n = inc.resent.len();
+            let note = format!(
+                "sent {} times: the connection broke before an answer came ({}); the request changes nothing on the server, so mcpcert sent it again after a pause (a small server resets connections that arrive faster than it accepts them)",
+                n + 1,
+                inc.resent[0]
+            );
+            self.note = Some(match self.note.take() {
+                Some(old) => format!("{old}; {note}"),
+                None => note,
+            });
+        }
     }
 
     /// Whether the server refused the request as busy: HTTP 429 or 503

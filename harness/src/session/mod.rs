@@ -469,6 +469,7 @@ impl Session {
             progress: msg.body.pointer("/params/_meta/progressToken"),
             answer: msg.answer,
             linger: msg.linger,
+            repeatable: msg.repeatable || ex.rpc_method.as_deref().is_some_and(crate::transport::repeatable_method),
         };
         if let Ok(mut w) = self.waiting.lock() {
             *w = Some((msg.label.to_string(), Instant::now()));

@@ -26,6 +26,10 @@ pub struct Msg<'a> {
     /// Sent at once with others on purpose (a check of concurrency): not
     /// held back by the run's limit on requests in flight.
     pub on_purpose: bool,
+    /// HTTP: safe to send again if its connection breaks before an answer
+    /// comes, whatever its method (a call of a tool known to be
+    /// read-only); reads are, whoever sends them.
+    pub repeatable: bool,
 }
 
 impl<'a> Msg<'a> {
@@ -42,7 +46,13 @@ impl<'a> Msg<'a> {
             answer: None,
             linger: true,
             on_purpose: false,
+            repeatable: false,
         }
+    }
+    /// A request that changes nothing (a call of a read-only tool).
+    pub fn repeatable(mut self, yes: bool) -> Msg<'a> {
+        self.repeatable = yes;
+        self
     }
     pub fn answering(mut self, answer: crate::transport::Answer<'a>) -> Msg<'a> {
         self.answer = Some(answer);
@@ -85,6 +95,7 @@ impl<'a> Msg<'a> {
             answer: None,
             linger: true,
             on_purpose: false,
+            repeatable: false,
         }
     }
 }

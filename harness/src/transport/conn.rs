@@ -4,7 +4,7 @@
 //! transport-specific facts a check may ask about (stdout framing, the
 //! process's exit), each answered for both transports.
 
-use super::http::{Done, HttpTarget};
+use super::http::{Ask, Done, HttpTarget};
 use super::legacy_sse::{SseClient, SseReply, StreamFacts};
 use super::reply::{Answer, HttpReply};
 use super::stdio::{GRACE, StdioTarget, StdoutAudit};
@@ -36,9 +36,23 @@ pub struct Outgoing<'a> {
     /// (`GRACE`) before returning; false returns at once (what comes is
     /// read with the next exchange).
     pub linger: bool,
+    /// HTTP: safe to send again if its connection breaks before an answer
+    /// comes (a read; a call only of a tool known to be read-only).
+    pub repeatable: bool,
 }
 
 impl<'a> Outgoing<'a> {
+    /// How HTTP sends it.
+    fn ask(&self) -> Ask<'a> {
+        Ask {
+            expect_id: self.expect_id,
+            progress: self.progress,
+            answer: self.answer,
+            repeatable: self.repeatable,
+            exact: self.exact_names,
+        }
+    }
+
     /// A JSON-RPC message POSTed (HTTP) or written as one line (stdio).
     pub fn message(body: &'a str, headers: &'a [(String, String)], expect_id: Option<&'a Value>) -> Outgoing<'a> {
         Outgoing {
@@ -50,6 +64,7 @@ impl<'a> Outgoing<'a> {
             progress: None,
             answer: None,
             linger: true,
+            repeatable: false,
         }
     }
 }
@@ -73,6 +88,8 @@ pub struct Incoming {
     pub ms: u64,
     /// stdio: what the server wrote to stderr meanwhile (at most 8 KiB).
     pub stderr: String,
+    /// HTTP: why earlier attempts were lost, when the request was sent again.
+    pub resent: Vec<String>,
 }
 
 impl Incoming {
@@ -89,6 +106,7 @@ impl Incoming {
             error: reply.error,
             ms: reply.ms,
             stderr: String::new(),
+            resent: Vec::new(),
         }
     }
 
@@ -111,6 +129,7 @@ impl Incoming {
             error: reply.error,
             ms: reply.ms,
             stderr: String::new(),
+            resent: reply.resent,
         }
     }
 }
@@ -224,11 +243,7 @@ impl Connection {
             }
             Inner::Http { target, .. } => {
                 let body = out.body.map(|b| b.as_bytes().to_vec());
-                let reply = if out.exact_names {
-                    target.send_exact(out.http_method, out.headers, body, out.expect_id, out.progress).await
-                } else {
-                    target.send(out.http_method, out.headers, body, out.expect_id, out.progress, out.answer).await
-                };
+                let reply = target.send(out.http_method, out.headers, body, out.ask()).await;
                 let mut inc = Incoming::from_http(reply, false);
                 // Nothing was awaited: a stream that stays open after its
                 // status line is not a failure to answer.
@@ -274,11 +289,7 @@ impl Connection {
             }
             Inner::Http { target, .. } => {
                 let body = out.body.map(|b| b.as_bytes().to_vec());
-                let reply = if out.exact_names {
-                    target.collect_exact(out.http_method, out.headers, body, window, done).await
-                } else {
-                    target.collect(out.http_method, out.headers, body, window, done, out.answer).await
-                };
+                let reply = target.collect(out.http_method, out.headers, body, window, done, out.ask()).await;
                 Incoming::from_http(reply, true)
             }
         }

@@ -6,7 +6,7 @@
 use super::reply::HttpReply;
 use super::{TransportError, ms_since};
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
 
 /// Where a request goes: the URL, the headers every request carries, and
 /// the request timeout (for the message when none came).
@@ -56,31 +56,38 @@ pub(super) async fn send_exact(
         head.push_str(&format!("{k}: {v}\r\n"));
     }
     head.push_str("\r\n");
+    // Errors say whether the connection broke before a byte of the answer
+    // came (the request may then be sent again, if it is safe to repeat).
     let io = async {
-        let mut sock = tokio::net::TcpStream::connect((host.as_str(), port)).await.map_err(|e| format!("connect to {host}:{port}: {e}"))?;
-        sock.write_all(head.as_bytes()).await.map_err(|e| e.to_string())?;
-        sock.write_all(&body).await.map_err(|e| e.to_string())?;
+        let lost = |e: std::io::Error| (e.to_string(), super::pace::lost_io(e.kind()));
+        let mut sock =
+            tokio::net::TcpStream::connect((host.as_str(), port)).await.map_err(|e| (format!("connect to {host}:{port}: {e}"), super::pace::lost_io(e.kind())))?;
+        sock.write_all(head.as_bytes()).await.map_err(lost)?;
+        sock.write_all(&body).await.map_err(lost)?;
         let mut rd = tokio::io::BufReader::new(sock);
-        let status_line = read_line_capped(&mut rd).await?;
+        if rd.fill_buf().await.map_err(lost)?.is_empty() {
+            return Err(("the server closed the connection without answering".to_string(), true));
+        }
+        let status_line = read_line_capped(&mut rd).await.map_err(|e| (e, false))?;
         let status: u16 = status_line
             .split_whitespace()
             .nth(1)
             .and_then(|c| c.parse().ok())
-            .ok_or_else(|| format!("not an HTTP status line: {status_line:?}"))?;
+            .ok_or_else(|| (format!("not an HTTP status line: {status_line:?}"), false))?;
         let mut hs = Vec::new();
         loop {
-            let line = read_line_capped(&mut rd).await?;
+            let line = read_line_capped(&mut rd).await.map_err(|e| (e, false))?;
             if line.is_empty() {
                 break;
             }
             if hs.len() > 200 {
-                return Err("more than 200 response headers".to_string());
+                return Err(("more than 200 response headers".to_string(), false));
             }
             if let Some((k, v)) = line.split_once(':') {
                 hs.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
             }
         }
-        Ok::<_, String>((status, hs, rd))
+        Ok::<_, (String, bool)>((status, hs, rd))
     };
     let (status, hs, rd) = match tokio::time::timeout_at(deadline, io).await {
         Err(_) => {
@@ -88,8 +95,9 @@ pub(super) async fn send_exact(
             reply.ms = ms_since(start);
             return Err(reply);
         }
-        Ok(Err(e)) => {
+        Ok(Err((e, lost))) => {
             reply.error = Some(TransportError::Io(e));
+            reply.lost = lost;
             reply.ms = ms_since(start);
             return Err(reply);
         }

@@ -2,6 +2,7 @@
 //! `application/json` or `text/event-stream` replies, record everything.
 
 use super::exact::{self, RawBody};
+use super::pace;
 use super::reply::{Answer, HttpReply};
 use super::sse;
 use super::{Frame, Limits, OpenError, TransportError, ms_since};
@@ -24,6 +25,9 @@ pub struct HttpSpec {
     /// Set once the target turns out to serve 2024-11-05's HTTP with SSE:
     /// every connection opened from the spec and its clones then uses it.
     pub sse: SseCell,
+    /// New connections of mcpcert's own at a time, and lost requests sent
+    /// again (`pace.rs`), shared by the clones.
+    pub gate: pace::Gate,
 }
 
 /// Whether a spec's connections use HTTP with SSE (shared by its clones).
@@ -49,6 +53,23 @@ impl ClientCell {
     }
 }
 
+/// How a request is sent and its answer awaited.
+#[derive(Clone, Copy, Default)]
+pub struct Ask<'a> {
+    /// The id of the response to wait for (an SSE stream ends with it).
+    pub expect_id: Option<&'a Value>,
+    /// The request's progressToken: progress for it pushes the deadline out.
+    pub progress: Option<&'a Value>,
+    /// Requests the server sends meanwhile are answered with what this
+    /// gives (not over the exact-case sender).
+    pub answer: Option<Answer<'a>>,
+    /// Safe to send again if its connection breaks before an answer comes.
+    pub repeatable: bool,
+    /// Header names in their exact letter case: over mcpcert's own
+    /// HTTP/1.1 sender, on a connection of its own.
+    pub exact: bool,
+}
+
 /// Judges whether what a stream brought so far is what was awaited.
 pub type Done<'a> = &'a (dyn Fn(&[Frame]) -> bool + Send + Sync);
 
@@ -68,6 +89,8 @@ pub(super) struct ReadUntil<'a> {
     /// Requests the server sends on the stream are answered with a POST of
     /// what this gives, with these headers (the session's).
     pub answer: Option<(Answer<'a>, &'a [(String, String)])>,
+    /// Safe to send again if its connection breaks before an answer comes.
+    pub repeatable: bool,
 }
 
 #[derive(Clone)]
@@ -123,20 +146,20 @@ impl HttpTarget {
     }
 
     /// Send one request. `headers` are sent exactly as given (duplicates
-    /// allowed), after the target's configured extra headers. `expect_id`
-    /// says which response ends an SSE stream. `fresh` uses a new connection.
-    pub async fn send(
-        &self,
-        method: &str,
-        headers: &[(String, String)],
-        body: Option<Vec<u8>>,
-        expect_id: Option<&Value>,
-        progress: Option<&Value>,
-        answer: Option<Answer<'_>>,
-    ) -> HttpReply {
-        let until =
-            ReadUntil { expect_id, fresh: false, within: self.limits.request, done: None, progress, answer: answer.map(|a| (a, headers)) };
-        self.send_within(method, headers, body, until).await
+    /// allowed), after the target's configured extra headers. `ask.expect_id`
+    /// says which response ends an SSE stream; `ask.exact` sends the names
+    /// in their letter case, on a connection of its own.
+    pub async fn send(&self, method: &str, headers: &[(String, String)], body: Option<Vec<u8>>, ask: Ask<'_>) -> HttpReply {
+        let until = ReadUntil {
+            expect_id: ask.expect_id,
+            fresh: ask.exact,
+            within: self.limits.request,
+            done: None,
+            progress: ask.progress,
+            answer: ask.answer.filter(|_| !ask.exact).map(|a| (a, headers)),
+            repeatable: ask.repeatable,
+        };
+        self.send_retrying(method, headers, body, until, ask.exact).await
     }
 
     /// Send (a POST with a body, or a bodiless GET) and read whatever the
@@ -145,7 +168,7 @@ impl HttpTarget {
     /// window ends, and the stream is then dropped (which ends it).
     /// Once `done` holds for the frames so far, reading goes on only for
     /// a short grace period.
-    /// Requests the server sends on it are answered with `answer`, if given.
+    /// Requests the server sends on it are answered with `ask.answer`, if given.
     pub async fn collect(
         &self,
         method: &str,
@@ -153,7 +176,7 @@ impl HttpTarget {
         body: Option<Vec<u8>>,
         window: Duration,
         done: Done<'_>,
-        answer: Option<Answer<'_>>,
+        ask: Ask<'_>,
     ) -> HttpReply {
         let until = ReadUntil {
             expect_id: None,
@@ -161,9 +184,40 @@ impl HttpTarget {
             within: window,
             done: Some(done),
             progress: None,
-            answer: answer.map(|a| (a, headers)),
+            answer: ask.answer.filter(|_| !ask.exact).map(|a| (a, headers)),
+            repeatable: ask.repeatable,
         };
-        self.send_within(method, headers, body, until).await
+        self.send_retrying(method, headers, body, until, ask.exact).await
+    }
+
+    /// One request (`exact`: over mcpcert's own HTTP/1.1 sender), sent
+    /// again after a pause while its connection breaks before an answer
+    /// comes, if it is safe to repeat (`pace.rs`).
+    async fn send_retrying(
+        &self,
+        method: &str,
+        headers: &[(String, String)],
+        mut body: Option<Vec<u8>>,
+        until: ReadUntil<'_>,
+        exact: bool,
+    ) -> HttpReply {
+        let mut resent = Vec::new();
+        for pause in pace::RETRIES.iter().map(Some).chain([None]) {
+            let b = if until.repeatable && pause.is_some() { body.clone() } else { body.take() };
+            let mut reply =
+                if exact { self.over_exact(method, headers, b, until).await } else { self.send_within(method, headers, b, until).await };
+            match pause {
+                Some(p) if reply.lost && until.repeatable && self.spec.gate.may_retry() => {
+                    resent.push(reply.error.as_ref().map(|e| e.to_string()).unwrap_or_default());
+                    tokio::time::sleep(*p).await;
+                }
+                _ => {
+                    reply.resent = resent;
+                    return reply;
+                }
+            }
+        }
+        unreachable!("the last attempt returns")
     }
 
     async fn send_within(&self, method: &str, headers: &[(String, String)], body: Option<Vec<u8>>, until: ReadUntil<'_>) -> HttpReply {
@@ -211,7 +265,11 @@ impl HttpTarget {
             req = req.body(b);
         }
         let deadline = tokio::time::Instant::now() + within;
-        let resp = match tokio::time::timeout_at(deadline, req.send()).await {
+        // A connection of its own waits for a place (`pace.rs`) until its answer begins.
+        let place = if fresh { self.spec.gate.open().await } else { None };
+        let sent = tokio::time::timeout_at(deadline, req.send()).await;
+        drop(place);
+        let resp = match sent {
             Err(_) => {
                 reply.error = Some(TransportError::Timeout(format!("no HTTP response within {} ms", self.limits.request.as_millis())));
                 reply.ms = ms_since(start);
@@ -219,6 +277,7 @@ impl HttpTarget {
             }
             Ok(Err(e)) => {
                 reply.error = Some(TransportError::Io(describe_reqwest(&e)));
+                reply.lost = pace::lost_reqwest(&e);
                 reply.ms = ms_since(start);
                 return reply;
             }
@@ -363,39 +422,17 @@ impl HttpTarget {
         reply.ms = ms_since(start);
     }
 
-    /// Like `send`, but with header names in their exact letter case.
-    pub async fn send_exact(
-        &self,
-        method: &str,
-        headers: &[(String, String)],
-        body: Option<Vec<u8>>,
-        expect_id: Option<&Value>,
-        progress: Option<&Value>,
-    ) -> HttpReply {
-        let until = ReadUntil { expect_id, fresh: true, within: self.limits.request, done: None, progress, answer: None };
-        self.over_exact(method, headers, body, until).await
-    }
-
-    /// Like `collect`, but with header names in their exact letter case.
-    pub async fn collect_exact(
-        &self,
-        method: &str,
-        headers: &[(String, String)],
-        body: Option<Vec<u8>>,
-        window: Duration,
-        done: Done<'_>,
-    ) -> HttpReply {
-        let until = ReadUntil { expect_id: None, fresh: true, within: window, done: Some(done), progress: None, answer: None };
-        self.over_exact(method, headers, body, until).await
-    }
-
     /// The exchange over mcpcert's own HTTP/1.1 sender (`exact.rs`): it
     /// sends and reads the head; the body is read here, as for reqwest.
     async fn over_exact(&self, method: &str, headers: &[(String, String)], body: Option<Vec<u8>>, until: ReadUntil<'_>) -> HttpReply {
         let start = Instant::now();
         let deadline = tokio::time::Instant::now() + until.within;
         let to = exact::To { url: &self.spec.url, fixed: &self.spec.headers, timeout: self.limits.request };
-        match exact::send_exact(&to, method, headers, body, start, deadline).await {
+        // Its connection waits for a place (`pace.rs`) until its answer begins.
+        let place = self.spec.gate.open().await;
+        let head = exact::send_exact(&to, method, headers, body, start, deadline).await;
+        drop(place);
+        match head {
             Ok((mut reply, raw)) => {
                 self.read_body(&mut reply, Body::Raw(raw), &until, start, deadline).await;
                 reply

@@ -26,6 +26,12 @@ pub(super) struct HttpReply {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<TransportError>,
     pub ms: u64,
+    /// The connection was reset or closed before a byte of the answer came.
+    #[serde(skip)]
+    pub lost: bool,
+    /// The lost attempts sent again before this one: why each was lost.
+    #[serde(skip)]
+    pub resent: Vec<String>,
 }
 
 impl HttpReply {

@@ -223,6 +223,7 @@ struct Prepared {
     edits: Vec<HeaderEdit>,
     exact: bool,
     isolated: bool,
+    read_only: bool,
 }
 
 fn prepare(
@@ -244,12 +245,12 @@ fn prepare(
         all.extend(super::judge::args::param_headers(schema, args).into_iter().map(|(k, v)| HeaderEdit::Set(k, v)));
     }
     all.extend(edits);
-    Prepared { label: label.to_string(), body, edits: all, exact, isolated }
+    Prepared { label: label.to_string(), body, edits: all, exact, isolated, read_only: t.read_only }
 }
 
 impl Prepared {
     async fn send(&self, cx: &Cx<'_>) -> Result<Vec<Exchange>, SessionError> {
-        let msg = Msg::new(cx.rev, &self.label, &self.body).edits(&self.edits).exact_names(self.exact);
+        let msg = Msg::new(cx.rev, &self.label, &self.body).edits(&self.edits).exact_names(self.exact).repeatable(self.read_only);
         if self.isolated {
             return cx.isolated(&[msg]).await;
         }

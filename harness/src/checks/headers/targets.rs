@@ -27,6 +27,9 @@ pub(super) struct Target {
     pub schema: Option<Value>,
     /// Safe to let through: a read-only or allowed tool, a prompt, a resource.
     pub callable: bool,
+    /// A tools/call of a tool that says it is read-only (`readOnlyHint`):
+    /// safe to send again if its connection breaks before an answer comes.
+    pub read_only: bool,
 }
 
 /// The request the version and method probes use: a list the server
@@ -37,7 +40,7 @@ pub(super) fn standard_target(cx: &Cx<'_>) -> Target {
         .find(|c| cx.advertises(c))
         .map(|c| format!("{c}/list"))
         .unwrap_or_else(|| if cx.rev.is_stateless() { "server/discover".into() } else { "ping".into() });
-    Target { what: method.clone(), method, params: json!({}), schema: None, callable: true }
+    Target { what: method.clone(), method, params: json!({}), schema: None, callable: true, read_only: false }
 }
 
 /// Targets for `Mcp-Name`: one tools/call, prompts/get and resources/read
@@ -60,6 +63,7 @@ async fn name_targets(cx: &Cx<'_>) -> Result<(Vec<Target>, Vec<String>), String>
                 params: json!({"name": NO_SUCH_TOOL, "arguments": {}}),
                 schema: None,
                 callable: false,
+                read_only: false,
             }),
             ToolPick::None => notes.push("tools/call: the server lists no tools".to_string()),
         }
@@ -82,6 +86,7 @@ async fn name_targets(cx: &Cx<'_>) -> Result<(Vec<Target>, Vec<String>), String>
                     params: json!({"name": name, "arguments": args}),
                     schema: None,
                     callable: true,
+                    read_only: false,
                 });
             }
             None => notes.push("prompts/get: the server lists no prompts".into()),
@@ -96,6 +101,7 @@ async fn name_targets(cx: &Cx<'_>) -> Result<(Vec<Target>, Vec<String>), String>
                 params: json!({"uri": uri}),
                 schema: None,
                 callable: true,
+                read_only: false,
             }),
             None => notes.push("resources/read: the server lists no resources".into()),
         }
@@ -144,12 +150,17 @@ async fn tool_target(cx: &Cx<'_>, annotated: bool) -> Result<ToolPick, String> {
         else {
             continue;
         };
+        let read_only = w.items.iter().any(|t| {
+            t.get("name").and_then(|n| n.as_str()) == Some(r.tool.as_str())
+                && t.pointer("/annotations/readOnlyHint") == Some(&Value::Bool(true))
+        });
         return Ok(ToolPick::Target(Target {
             method: "tools/call".into(),
             what: format!("tools/call of {}", r.tool),
             params: json!({"name": r.tool, "arguments": args}),
             schema,
             callable: true,
+            read_only,
         }));
     }
     let fitting: Vec<&Value> = w
@@ -170,6 +181,7 @@ async fn tool_target(cx: &Cx<'_>, annotated: bool) -> Result<ToolPick, String> {
         params: json!({"name": name, "arguments": args}),
         schema,
         callable: false,
+        read_only: false,
     }))
 }
 
