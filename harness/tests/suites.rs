@@ -106,3 +106,27 @@ fn negative_probes_are_sent_on_connections_of_their_own() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// A whole-run audit leaves to the cases it names (`except`) the traffic
+/// they judge themselves: each name must be a case of the catalogue, or the
+/// audit would judge (and fail) that traffic a second time.
+#[test]
+fn an_audits_exceptions_name_cases_of_the_catalogue() {
+    let catalog = mcpcert::suite::load_builtin().unwrap();
+    let known: std::collections::BTreeSet<&str> = catalog.cases.iter().map(|c| c.id.as_str()).collect();
+    let mut seen = 0;
+    for dir in std::fs::read_dir(workspace_root().join("suites")).unwrap().flatten().filter(|d| d.path().is_dir()) {
+        for f in std::fs::read_dir(dir.path()).unwrap().flatten() {
+            let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(f.path()).unwrap()).unwrap();
+            for case in v["cases"].as_array().into_iter().flatten() {
+                for step in case["steps"].as_array().into_iter().flatten() {
+                    for id in step.pointer("/with/except").and_then(|e| e.as_array()).into_iter().flatten() {
+                        seen += 1;
+                        assert!(known.contains(id.as_str().unwrap_or("")), "{}: except names no case: {id}", case["id"]);
+                    }
+                }
+            }
+        }
+    }
+    assert!(seen >= 2, "the input request audit leaves two cases their own traffic");
+}

@@ -2,7 +2,7 @@
 //! frame log, or stdout as a whole), not over traffic of their own. Their
 //! suite entries come last in a revision, so they see the whole run.
 
-use super::judge::input::MAY_ASK;
+use super::judge::input::{MAY_ASK, undeclared_requests};
 use super::judge::notify::{Seen, log_problems, progress_problems};
 use super::{Check, Cx, Need, Outcome, Scope};
 use crate::record::Transport;
@@ -210,6 +210,58 @@ impl Check for InputRequiredAudit {
         out.exchanges.push(Exchange::note("input_required audit", format!("{checked} results checked")));
         if !bad.is_empty() {
             out.fail(format!("only tools/call, prompts/get and resources/read may answer input_required; these did:\n{}", bad.join("\n")));
+        }
+        out
+    }
+}
+
+/// No input request of the run asks for a kind its request did not declare.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InputRequestsDeclaredAudit {
+    /// Cases that judge this rule on traffic of their own (they send
+    /// requests declaring nothing, on purpose): their frames are theirs to
+    /// judge, so that one defect is one failure.
+    #[serde(default)]
+    except: Vec<String>,
+}
+
+impl Check for InputRequestsDeclaredAudit {
+    const NAME: &'static str = "input_requests_declared_audit";
+    const ABOUT: &'static str = "every input_required result of the run asks only for kinds of input (elicitation and its mode, sampling, roots) that its request declared in its client capabilities";
+    const SCOPE: Scope = Scope::Run;
+    const REVISIONS: &'static [Revision] = &Revision::STATELESS;
+
+    async fn run(&self, cx: &Cx<'_>) -> Outcome {
+        let mut out = Outcome::default();
+        let Some(log) = cx.session.frame_log(cx.rev) else { return out };
+        let (mut bad, mut asked, mut count) = (Vec::new(), 0, 0);
+        let caps = format!("/params/_meta/{}", crate::wire::KEY_CLIENT_CAPS.replace('~', "~0").replace('/', "~1"));
+        for lf in log.in_order() {
+            if lf.shape.result.as_ref().and_then(|t| t.as_deref()) != Some("input_required") || self.except.contains(&lf.case) {
+                continue;
+            }
+            let Some(result) = lf.parsed().value.and_then(|v| v.get("result").cloned()) else { continue };
+            asked += 1;
+            let request = lf.origin.sent.as_deref().and_then(|s| serde_json::from_str::<Value>(s).ok());
+            let declared = request.as_ref().and_then(|r| r.pointer(&caps));
+            let problems = undeclared_requests(declared, &result);
+            count += problems.len();
+            let method = lf.origin.rpc_method.as_deref().unwrap_or("?");
+            for p in problems.into_iter().take(10usize.saturating_sub(bad.len())) {
+                bad.push(format!("  - reply to {method} ({}, in {}): {p}", lf.origin.label, lf.case));
+            }
+        }
+        drop(log);
+        if asked == 0 {
+            return Outcome::na("no reply of the run was input_required (outside the cases that judge this rule themselves), so no input request could ask for what its request did not declare");
+        }
+        out.exchanges.push(Exchange::note("input request audit", format!("{asked} input_required results checked")));
+        if !bad.is_empty() {
+            out.fail(format!(
+                "{count} input request(s) ask for what their request did not declare in its client capabilities; a server that needs it answers -32021 instead:\n{}",
+                bad.join("\n")
+            ));
         }
         out
     }

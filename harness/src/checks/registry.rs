@@ -57,6 +57,7 @@ pub static REGISTRY: &[Entry] = &[
     entry::<audits::NoServerRequests>(),
     entry::<audits::WireFramesValid>(),
     entry::<audits::InputRequiredAudit>(),
+    entry::<audits::InputRequestsDeclaredAudit>(),
     entry::<audits::LogMessagesAudit>(),
     entry::<audits::ProgressAudit>(),
     entry::<lists::ToolsWalk>(),

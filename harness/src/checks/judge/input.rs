@@ -42,6 +42,39 @@ pub fn needed_capability(request: &Value) -> Option<&'static str> {
     }
 }
 
+/// The input requests of an `input_required` result that ask for a kind
+/// the request did not declare in its client capabilities (`declared`:
+/// the request's `io.modelcontextprotocol/clientCapabilities`; None:
+/// nothing declared). Elicitation counts by mode: `elicitation: {}`
+/// declares form mode only; URL mode needs `elicitation.url`.
+pub fn undeclared_requests(declared: Option<&Value>, result: &Value) -> Vec<String> {
+    let has = |k: &str| declared.and_then(|d| d.get(k));
+    let mut out = Vec::new();
+    for (k, q) in result.get("inputRequests").and_then(|r| r.as_object()).into_iter().flatten() {
+        let Some(cap) = needed_capability(q) else { continue };
+        let (ok, what) = match cap {
+            "elicitation" => {
+                let mode = q.pointer("/params/mode").and_then(|m| m.as_str()).unwrap_or("form");
+                let e = has("elicitation").and_then(|e| e.as_object());
+                let ok = match mode {
+                    "url" => e.is_some_and(|e| e.contains_key("url")),
+                    _ => e.is_some_and(|e| e.is_empty() || e.contains_key("form")),
+                };
+                (ok, format!("elicitation/create in {mode} mode"))
+            }
+            _ => (has(cap).is_some(), q.get("method").and_then(|m| m.as_str()).unwrap_or(cap).to_string()),
+        };
+        if !ok {
+            let said = match declared {
+                Some(d) => format!("the request declared {}", brief(d)),
+                None => "the request declared no client capabilities".into(),
+            };
+            out.push(format!("inputRequests.{k} asks by {what}; {said}"));
+        }
+    }
+    out
+}
+
 /// Problems with an `input_required` result's shape.
 pub fn input_required_problems(result: &Value) -> Vec<String> {
     let mut out = Vec::new();
@@ -114,6 +147,30 @@ mod tests {
         assert_eq!(input_required_problems(&json!({"resultType": "input_required"})).len(), 1);
         assert_eq!(input_required_problems(&json!({"resultType": "input_required", "inputRequests": {"a": {"method": "ping"}}})).len(), 1);
         assert_eq!(input_required_problems(&json!({"resultType": "input_required", "requestState": "x", "ttlMs": 5})).len(), 1);
+    }
+
+    #[test]
+    fn input_requests_only_of_declared_kinds() {
+        let ask = |m: &str, mode: Option<&str>| {
+            let mut p = json!({"message": "?"});
+            if let Some(mode) = mode {
+                p["mode"] = json!(mode);
+            }
+            json!({"resultType": "input_required", "inputRequests": {"k": {"method": m, "params": p}}})
+        };
+        let form = ask("elicitation/create", None);
+        assert_eq!(undeclared_requests(None, &form).len(), 1);
+        assert_eq!(undeclared_requests(Some(&json!({})), &form).len(), 1);
+        assert!(undeclared_requests(Some(&json!({"elicitation": {}})), &form).is_empty(), "{{}} declares form mode");
+        assert!(undeclared_requests(Some(&json!({"elicitation": {"form": {}}})), &form).is_empty());
+        assert_eq!(undeclared_requests(Some(&json!({"elicitation": {"url": {}}})), &form).len(), 1);
+        let url = ask("elicitation/create", Some("url"));
+        assert_eq!(undeclared_requests(Some(&json!({"elicitation": {}})), &url).len(), 1, "URL mode must be declared");
+        assert!(undeclared_requests(Some(&json!({"elicitation": {"url": {}}})), &url).is_empty());
+        let sampling = ask("sampling/createMessage", None);
+        assert!(undeclared_requests(Some(&json!({"sampling": {}})), &sampling).is_empty());
+        assert!(undeclared_requests(Some(&json!({"elicitation": {}})), &sampling)[0].contains("sampling/createMessage"));
+        assert!(undeclared_requests(None, &json!({"resultType": "input_required", "requestState": "s"})).is_empty());
     }
 
     #[test]
