@@ -243,3 +243,20 @@ fn a_stricter_case_is_shown_beyond_the_set_and_does_not_decide_the_scenario() {
     let c = cert["scenarios"].as_array().unwrap().iter().find(|s| s["name"] == "dns-rebinding-protection").unwrap().clone();
     assert_eq!(c["beyond_not_passed"][0]["id"], "2026-07-28/headers/origin-forbidden", "{c}");
 }
+
+/// A fixture the server answers with an error result ("Unknown tool", as
+/// FastMCP answers a tool it lacks) did not run: the cases that judge only
+/// what a fixture sends while it runs saw nothing, which is `error`, never
+/// a pass. (They passed before: no log message and no request came.)
+#[test]
+fn a_fixture_answered_with_an_error_result_is_not_a_pass_of_what_it_sends() {
+    let (code, console, dir) = certify("cert-unknown-is-error", "2026-07-28", "--era modern --fault unknown-tool-is-error", &[]);
+    assert_eq!(code, 1, "{console}");
+    let report = json(&dir.join("report.json"));
+    for id in ["2026-07-28/conformance/logging-only-when-asked", "2026-07-28/conformance/no-requests-on-stream"] {
+        let c = common::case(&report, id);
+        assert_eq!(c["verdict"], "error", "{c}");
+        let m = c["message"].as_str().unwrap();
+        assert!(m.contains("answered with an error result") && m.contains("could not be observed"), "{m}");
+    }
+}

@@ -322,7 +322,7 @@ fn judge_fault(f: &FaultInfo, era: &str, t: &'static str, base: &BTreeMap<String
 /// quirk is about gets the verdict named here.
 #[test]
 fn every_quirk_keeps_every_case_green() {
-    let quirks: [(&str, &str, &str, &str, Verdict); 19] = [
+    let quirks: [(&str, &str, &str, &str, Verdict); 21] = [
         ("trigger-no-change", "http", "modern", "2026-07-28/subscriptions/list-changed-delivered", Verdict::Pass),
         ("mrtr-ask-forever", "stdio", "modern", "2026-07-28/input-required/retry", Verdict::NotApplicable),
         ("session-optional", "http", "legacy", "2025-11-25/lifecycle/http-session-required", Verdict::NotApplicable),
@@ -353,6 +353,9 @@ fn every_quirk_keeps_every_case_green() {
         ("listen-limit-reached", "http", "modern", "2026-07-28/subscriptions/notifications-carry-id", Verdict::NotApplicable),
         // A listen backlog of 5 (every -j: concurrency.rs).
         ("small-backlog", "http", "dual", "2026-07-28/headers/name-name-case", Verdict::Pass),
+        // Asking in a result is no request on the stream.
+        ("streaming-elicitation-by-result", "http", "modern", "2026-07-28/conformance/no-requests-on-stream", Verdict::Pass),
+        ("streaming-elicitation-by-result", "stdio", "modern", "2026-07-28/conformance/no-requests-on-stream", Verdict::Pass),
     ];
     let listed = std::process::Command::new(refserver()).arg("--list-quirks").output().unwrap();
     let listed = String::from_utf8_lossy(&listed.stdout);
@@ -361,7 +364,7 @@ fn every_quirk_keeps_every_case_green() {
     for (quirk, transport, era, id, verdict) in quirks {
         let mut s = Setup::new(transport, era);
         s.quirks = vec![quirk.to_string()];
-        s.fixtures = quirk == "fixtures-unlisted";
+        s.fixtures = ["fixtures-unlisted", "streaming-elicitation-by-result"].contains(&quirk);
         let res = run_all(&s);
         let b = bad(&res);
         assert!(b.is_empty(), "quirk {quirk} ({transport}, {era}) turned cases red:\n{}", b.join("\n"));

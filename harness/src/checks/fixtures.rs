@@ -156,6 +156,12 @@ impl Check for FixtureCall {
         let (call, get) = if hears {
             let label = "GET stream of the session, read while the fixture runs";
             cx.session.with_get_stream(cx.rev, None, label, None, Some(cx.case), sent(cx, &what, &body, &mut out)).await
+        } else if self.no_requests && self.frames_only {
+            // What the call's stream held is the fact judged: an
+            // input_required answer (the 2026-07-28 way to ask the client,
+            // instead of a request on the stream) is a stream that held only
+            // the response.
+            (cx.on_main(&what, &body).await.map(|e| (e, true)).map_err(|e| e.to_string()), None)
         } else {
             (sent(cx, &what, &body, &mut out).await, None)
         };
@@ -176,6 +182,26 @@ impl Check for FixtureCall {
             get.iter().flat_map(|g| g.frames.iter()).filter_map(|f| f.value.clone()).filter(|v| v.get("id").is_none()).collect();
         if self.on_call_stream {
             self.judge_placement(&what, &token, &ex, get.as_ref(), &elsewhere, &mut out);
+            out.exchanges.push(ex);
+            out.exchanges.extend(get);
+            return out;
+        }
+        // Judging only what came with the call: a fixture that answered with
+        // an error result (an unknown tool, a failure) did not run, so
+        // nothing it would send was seen.
+        if self.frames_only
+            && !self.is_error
+            && let Some(r) = ex.result().filter(|r| r.get("isError") == Some(&Value::Bool(true)))
+        {
+            out.set_error(format!(
+                "{what}: the fixture answered with an error result ({}), so it did not run and what it sends could not be observed{}",
+                brief(r),
+                if cx.policy.requirements {
+                    "; under --requirements the fixture is called whether the server lists it or not, and this server may not have it"
+                } else {
+                    ""
+                }
+            ));
             out.exchanges.push(ex);
             out.exchanges.extend(get);
             return out;

@@ -121,13 +121,18 @@ impl Check for ReadListed {
     }
 }
 
-/// The caching hints of one read: a listed resource must be served, with
-/// `ttlMs` (an integer of 0 or more) and `cacheScope` (public or private).
+/// The caching hints of one read: `ttlMs` (an integer of 0 or more) and
+/// `cacheScope` (public or private). A read that was refused has no hints
+/// to judge: the refusal is the read cases' finding, not this one's.
 fn judge_hints(uri: &str, ex: &Exchange, out: &mut Outcome) {
     if let Some(e) = &ex.error {
         out.set_error(format!("resources/read of {uri}: {e}"));
     } else if let Some(err) = ex.response.as_ref().and_then(|r| r.get("error")) {
-        out.fail(format!("resources/read of {uri}, which the server lists, must be served; got {}", brief(err)));
+        out.set_error(format!(
+            "resources/read of {uri} was refused ({}), so there are no caching hints to judge ({}); a listed resource that is not served is the finding of resources/read-listed",
+            brief(err),
+            super::PARTIAL
+        ));
     } else if let Some(r) = ex.result() {
         for p in super::judge::hints::cache_hint_problems(&format!("resources/read of {uri}"), &[r]) {
             out.fail(p.replace(" page 1", ""));
