@@ -168,7 +168,7 @@ fn clean_server_passes_every_auth_case_and_keeps_the_rest_green() {
         red(&r).iter().map(|k| (k, &r.verdicts[k])).collect::<Vec<_>>()
     );
     let auth: Vec<&String> = r.verdicts.keys().filter(|k| k.contains("/auth/") && !k.starts_with("2025-06-18/")).collect();
-    assert_eq!(auth.len(), 25, "{auth:?}"); // 2026-07-28 and 2025-11-25
+    assert_eq!(auth.len(), 27, "{auth:?}"); // 2026-07-28 and 2025-11-25
     for id in auth {
         assert_eq!(r.verdicts[id].0, "pass", "{id}: {:?}", r.verdicts[id]);
     }
@@ -181,7 +181,7 @@ fn clean_server_passes_every_auth_case_and_keeps_the_rest_green() {
     let r6 = run("auth-clean-2025-06-18", &older.url, &builtin_config(), &[], None);
     assert!(red(&r6).is_empty(), "clean 2025-06-18 server: {:?}", red(&r6));
     let auth6: Vec<&String> = r6.verdicts.keys().filter(|k| k.starts_with("2025-06-18/auth/")).collect();
-    assert_eq!(auth6.len(), 9, "{auth6:?}");
+    assert_eq!(auth6.len(), 10, "{auth6:?}");
     for id in auth6 {
         assert_eq!(r6.verdicts[id].0, "pass", "{id}: {:?}", r6.verdicts[id]);
     }
@@ -204,7 +204,8 @@ fn each_auth_fault_turns_exactly_its_cases_red() {
         auth.iter().flat_map(|f| f["targets"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_string())).collect();
     assert_eq!(cases, targeted, "authorization cases and the --auth faults' targets");
     let mut problems = Vec::new();
-    for f in auth {
+    // A static API key is judged with the key given (its own test below).
+    for f in auth.into_iter().filter(|f| f["name"] != "auth-static-key") {
         let name = f["name"].as_str().unwrap();
         let want: BTreeSet<String> = f["targets"].as_array().unwrap().iter().map(|t| t.as_str().unwrap().to_string()).collect();
         // 2025-06-18 (a server of that revision only) keeps most of these rules.
@@ -379,4 +380,37 @@ fn a_protected_servers_reproducers_send_the_runs_token_made_again() {
             assert_eq!(got, want, "{id}: the replayed curl lines' statuses\n{repro}");
         }
     }
+}
+
+/// A server that checks a static API key (given as [auth] token) instead of
+/// MCP's OAuth: a bare 401, no protected resource metadata. That breaks the
+/// authorization spec's SHOULD once (auth/oauth-conformance warns); the
+/// metadata cases, whose MUSTs are for servers that use MCP's
+/// authorization, do not apply. (Before, four of them failed at MUST.)
+#[test]
+fn a_static_api_key_server_breaks_one_should_not_the_oauth_musts() {
+    let i = issuer();
+    let s = server(&["auth-static-key"]);
+    let cfg = i.dir.join("static-key.toml");
+    std::fs::write(&cfg, format!("{TOOLS}[auth]\ntoken = {{ env = \"MCPCERT_TEST_STATIC_KEY\" }}\n")).unwrap();
+    let key = "mcpcert-static-api-key".to_string();
+    let r = run("auth-static-key", &s.url, &cfg, &[("MCPCERT_TEST_STATIC_KEY", key.clone())], None);
+    let want: BTreeSet<String> =
+        ["2026-07-28/auth/oauth-conformance", "2025-11-25/auth/oauth-conformance"].iter().map(|s| s.to_string()).collect();
+    assert_eq!(red(&r), want, "{:#?}", red(&r).iter().map(|k| (k, &r.verdicts[k])).collect::<Vec<_>>());
+    for rev in ["2026-07-28", "2025-11-25"] {
+        let (v, msg) = &r.verdicts[&format!("{rev}/auth/oauth-conformance")];
+        assert_eq!(v, "warn", "{msg}");
+        assert!(msg.contains("no Bearer challenge") && msg.contains("SHOULD conform"), "{msg}");
+        assert_eq!(r.verdicts[&format!("{rev}/auth/no-token-unauthorized")].0, "pass");
+        for case in ["metadata-discoverable", "challenge-scope", "resource-metadata"] {
+            let (v, msg) = &r.verdicts[&format!("{rev}/auth/{case}")];
+            assert_eq!(v, "n/a", "{case}: {msg}");
+            assert!(msg.contains("does not use MCP's OAuth authorization"), "{case}: {msg}");
+        }
+    }
+    assert_eq!(r.verdicts["2026-07-28/auth/no-offline-access"].0, "n/a");
+    // The key reached every other case: the tools were walked and called.
+    assert_eq!(r.verdicts["2026-07-28/tools/list-walk"].0, "pass");
+    assert_no_token(&r, "static key", &[key]);
 }

@@ -25,6 +25,13 @@ fn setups() -> Vec<Setup> {
             v.push(Setup::new(t, era));
         }
     }
+    // A server of tools alone (what an undeclared capability's methods
+    // answer), in each revision of the initialize era.
+    for era in ["legacy", "2025-06-18", "2025-03-26", "2024-11-05"] {
+        let mut s = Setup::new("stdio", era);
+        s.quirks = vec!["tools-only".into()];
+        v.push(s);
+    }
     // With the conformance fixtures, in each era.
     for t in ["stdio", "http"] {
         for era in ["modern", "legacy"] {
@@ -221,9 +228,12 @@ fn judge_fault(f: &FaultInfo, era: &str, t: &'static str, base: &BTreeMap<String
     // Targets that do not apply to this set-up (e.g. HTTP-only cases over
     // stdio) cannot change; the final check still demands that every case
     // is turned red somewhere.
+    // A target that the fault itself makes apply (a capability it stops
+    // declaring) is wanted red too.
+    let red = |id: &String| res.get(id).is_some_and(|r| matches!(r.verdict, Verdict::Fail | Verdict::Warn));
     let want: BTreeSet<String> = targets
         .iter()
-        .filter(|id| id.starts_with(&served) && base.get(*id).is_some_and(|b| b.verdict != Verdict::NotApplicable))
+        .filter(|id| id.starts_with(&served) && base.get(*id).is_some_and(|b| b.verdict != Verdict::NotApplicable || red(id)))
         .cloned()
         .collect();
     if changed != want {
@@ -322,11 +332,14 @@ fn judge_fault(f: &FaultInfo, era: &str, t: &'static str, base: &BTreeMap<String
 /// quirk is about gets the verdict named here.
 #[test]
 fn every_quirk_keeps_every_case_green() {
-    let quirks: [(&str, &str, &str, &str, Verdict); 21] = [
+    let quirks: [(&str, &str, &str, &str, Verdict); 25] = [
         ("trigger-no-change", "http", "modern", "2026-07-28/subscriptions/list-changed-delivered", Verdict::Pass),
         ("mrtr-ask-forever", "stdio", "modern", "2026-07-28/input-required/retry", Verdict::NotApplicable),
         ("session-optional", "http", "legacy", "2025-11-25/lifecycle/http-session-required", Verdict::NotApplicable),
         ("notification-500", "http", "modern", "2026-07-28/headers/notification-202", Verdict::Pass),
+        // An error to what had no readable id carries "id": null, as JSON-RPC writes it.
+        ("notification-400-id-null", "http", "modern", "2026-07-28/wire/server-frames-valid", Verdict::Pass),
+        ("notification-400-id-null", "http", "legacy", "2025-11-25/wire/server-frames-valid", Verdict::Pass),
         ("version-mismatch-32022", "http", "modern", "2026-07-28/headers/version-mismatch", Verdict::Pass),
         ("serverinfo-also-top-level", "stdio", "modern", "2026-07-28/lifecycle/discover-server-info", Verdict::Pass),
         ("server-name-markup", "stdio", "modern", "2026-07-28/lifecycle/discover-server-info", Verdict::Pass),
@@ -353,6 +366,9 @@ fn every_quirk_keeps_every_case_green() {
         ("listen-limit-reached", "http", "modern", "2026-07-28/subscriptions/notifications-carry-id", Verdict::NotApplicable),
         // A listen backlog of 5 (every -j: concurrency.rs).
         ("small-backlog", "http", "dual", "2026-07-28/headers/name-name-case", Verdict::Pass),
+        // Tools alone: the other capabilities' methods are refused with -32601.
+        ("tools-only", "http", "legacy", "2025-11-25/lifecycle/undeclared-method-not-found", Verdict::Pass),
+        ("tools-only", "stdio", "2025-06-18", "2025-06-18/lifecycle/completion-undeclared-not-found", Verdict::Pass),
         // Asking in a result is no request on the stream.
         ("streaming-elicitation-by-result", "http", "modern", "2026-07-28/conformance/no-requests-on-stream", Verdict::Pass),
         ("streaming-elicitation-by-result", "stdio", "modern", "2026-07-28/conformance/no-requests-on-stream", Verdict::Pass),

@@ -116,12 +116,32 @@ impl Check for WireFramesValid {
         let mut checked = 0usize;
         // The exchanges that drew the first offending frames, to replay them.
         let mut replay: Vec<Arc<Exchange>> = Vec::new();
+        // Error responses with "id": null to a request whose id could not
+        // be read (JSON-RPC's rule there; the MCP schema leaves the member
+        // out): not failed, counted for the note.
+        let mut null_unread = 0usize;
         for lf in log.in_order() {
             // Judged when it was filed.
             let Some((t, viol)) = &lf.schema else { continue };
             checked += 1;
             let method = lf.origin.rpc_method.as_deref();
             if viol.is_empty() {
+                continue;
+            }
+            let (viol, said) = match null_id(lf) {
+                NullId::No => (viol.iter().map(|x| x.to_string()).collect::<Vec<_>>(), None),
+                NullId::Unreadable => {
+                    null_unread += 1;
+                    (viol.iter().filter(|x| x.path != "/id").map(|x| x.to_string()).collect(), None)
+                }
+                NullId::Readable(id) => (
+                    viol.iter().filter(|x| x.path != "/id").map(|x| x.to_string()).collect(),
+                    Some(format!(
+                        "the error's id is null, but the request's id {id} could be read: \"Error responses MUST include the same ID as the request they correspond to (except in error cases where the ID could not be read due a malformed request)\" (basic#responses; JSON-RPC 2.0 too allows null only then)"
+                    )),
+                ),
+            };
+            if viol.is_empty() && said.is_none() {
                 continue;
             }
             count += 1;
@@ -135,7 +155,7 @@ impl Check for WireFramesValid {
             if bad.len() < 10 {
                 let what = method.map(|m| format!(" (reply to {m}, in {})", lf.case)).unwrap_or_else(|| format!(" (in {})", lf.case));
                 // The log keeps the first three, clipped.
-                let first: Vec<String> = viol.iter().map(|x| x.to_string()).collect();
+                let first: Vec<String> = said.into_iter().chain(viol).collect();
                 bad.push(format!("  - {t}{what}: {}\n      frame: {}", first.join("; "), clip(&lf.frame.raw, 200)));
             }
             if replay.len() < 3 && lf.origin.sent.is_some() && !replay.iter().any(|o| Arc::ptr_eq(o, &lf.origin)) {
@@ -143,6 +163,11 @@ impl Check for WireFramesValid {
             }
         }
         let mut note = format!("{checked} server frames checked against mcpcert's {} message schemas", cx.rev);
+        if null_unread > 0 {
+            note.push_str(&format!(
+                "; {null_unread} error response(s) carry \"id\": null to a request whose id could not be read: JSON-RPC 2.0 requires null there (\"If there was an error in detecting the id in the Request object (e.g. Parse error/Invalid Request), it MUST be Null\"), while MCP's schema leaves the member out (its base protocol excepts such errors from the same-ID rule); neither form is failed"
+            ));
+        }
         if log.dropped > 0 {
             note.push_str(&format!(" ({} later frames were not kept)", log.dropped));
         }
@@ -176,6 +201,31 @@ impl Check for WireFramesValid {
             out.exchanges.push(ex);
         }
         out
+    }
+}
+
+/// What an error response's `"id": null` answers.
+enum NullId {
+    /// Not an error response with id null.
+    No,
+    /// The request's id could not be read (no JSON, no id, a batch).
+    Unreadable,
+    /// The request's id, which the response should have carried.
+    Readable(String),
+}
+
+fn null_id(lf: &crate::session::LoggedFrame) -> NullId {
+    if !lf.frame.raw.contains("null") {
+        return NullId::No;
+    }
+    let Some(v) = lf.parsed().value else { return NullId::No };
+    if v.get("id") != Some(&Value::Null) || v.get("error").is_none() {
+        return NullId::No;
+    }
+    let id = lf.origin.sent.as_deref().and_then(|s| serde_json::from_str::<Value>(s).ok()).and_then(|r| r.get("id").cloned());
+    match id {
+        Some(i) if i.is_string() || i.is_i64() || i.is_u64() => NullId::Readable(crate::wire::brief(&i)),
+        _ => NullId::Unreadable,
     }
 }
 
@@ -254,7 +304,9 @@ impl Check for InputRequestsDeclaredAudit {
         }
         drop(log);
         if asked == 0 {
-            return Outcome::na("no reply of the run was input_required (outside the cases that judge this rule themselves), so no input request could ask for what its request did not declare");
+            return Outcome::na(
+                "no reply of the run was input_required (outside the cases that judge this rule themselves), so no input request could ask for what its request did not declare",
+            );
         }
         out.exchanges.push(Exchange::note("input request audit", format!("{asked} input_required results checked")));
         if !bad.is_empty() {

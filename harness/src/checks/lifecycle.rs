@@ -19,6 +19,29 @@ pub struct CapabilitiesMatchHandlers {
     /// -32601 when prompts are not advertised.
     #[serde(default)]
     scenario: bool,
+    /// Which rule, where a revision's texts give them different levels
+    /// (default both): `declared`, a capability's method works exactly
+    /// when the capability is declared ("Servers that support tools MUST
+    /// declare the tools capability"); `not-found`, a method of a
+    /// capability not declared that is refused is refused with -32601
+    /// (the completion text's "SHOULD return standard JSON-RPC errors …
+    /// Method not found: -32601 (Capability not supported)"). A result
+    /// to such a method is the `declared` rule's finding only.
+    #[serde(default)]
+    part: Part,
+    /// The capabilities probed (default: tools, prompts, resources,
+    /// completions), where a rule's sentence speaks of some only.
+    #[serde(default)]
+    caps: Vec<String>,
+}
+
+#[derive(Debug, Deserialize, Default, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum Part {
+    #[default]
+    Both,
+    Declared,
+    NotFound,
 }
 
 impl Check for CapabilitiesMatchHandlers {
@@ -48,7 +71,14 @@ impl Check for CapabilitiesMatchHandlers {
             if cap == "completions" && !cx.rev.has(crate::wire::Feature::CompletionsCapability) {
                 continue;
             }
+            // The -32601 rule is about capabilities not declared only.
+            if (self.part == Part::NotFound && advertised) || (!self.caps.is_empty() && !self.caps.iter().any(|c| c == cap)) {
+                continue;
+            }
             made.push((cap, method, advertised, cx.request(method, params)));
+        }
+        if made.is_empty() && self.part == Part::NotFound {
+            return Outcome::na("the server declares every capability this case probes, so no method of an undeclared one can be refused");
         }
         let sends = made.iter().map(|(cap, method, advertised, body)| async move {
             // A probe whose answer must be an error (a method of a
@@ -62,6 +92,7 @@ impl Check for CapabilitiesMatchHandlers {
             }
         });
         let answers = futures_util::future::join_all(sends).await;
+        let mut refused = 0;
         for ((cap, method, advertised, _), ex) in made.into_iter().zip(answers) {
             let ex = match ex {
                 Ok(e) => e,
@@ -73,17 +104,33 @@ impl Check for CapabilitiesMatchHandlers {
                 return out;
             }
             let not_found = ex.error_code() == Some(-32601);
-            if advertised && not_found {
+            let declared = self.part != Part::NotFound;
+            refused += usize::from(ex.result().is_none());
+            if advertised && not_found && declared {
                 out.fail(format!("capabilities.{cap} is advertised, but {method} answered -32601 (method not found): {}", ex.summary()));
-            } else if advertised && cap != "completions" && ex.result().is_none() {
+            } else if advertised && cap != "completions" && ex.result().is_none() && declared {
                 out.fail(format!("capabilities.{cap} is advertised, but {method} gave no result: {}", ex.summary()));
             } else if !advertised && !not_found {
-                out.fail(format!(
-                    "capabilities.{cap} is not advertised, so {method} must answer -32601 (method not found); got {}",
-                    ex.summary()
-                ));
+                match (self.part, ex.result().is_some()) {
+                    (Part::Both, _) => out.fail(format!(
+                        "capabilities.{cap} is not advertised, so {method} must answer -32601 (method not found); got {}",
+                        ex.summary()
+                    )),
+                    (Part::Declared, true) => out.fail(format!(
+                        "{method} is served, so the server supports {cap}, yet capabilities.{cap} is not declared: {}",
+                        ex.summary()
+                    )),
+                    (Part::NotFound, false) => out.fail(format!(
+                        "capabilities.{cap} is not declared, so {method} should be refused with -32601 (method not found: capability not supported); got {}",
+                        ex.summary()
+                    )),
+                    _ => {}
+                }
             }
             out.exchanges.push(ex);
+        }
+        if self.part == Part::NotFound && refused == 0 {
+            out.set_na("every method of a capability not declared was served, so no refusal could be judged (serving it undeclared is capabilities-match-handlers' finding)");
         }
         out
     }

@@ -66,6 +66,11 @@ pub struct ReadListed {
     /// as the requirement set's caching scenario does (2026-07-28).
     #[serde(default)]
     hints_only: bool,
+    /// Judge only that each read is served (a listed resource is an
+    /// available one: POLICY, the texts have no keyword for it); without
+    /// it, a refused read is not judged, only the results that came.
+    #[serde(default)]
+    served: bool,
 }
 
 impl Check for ReadListed {
@@ -86,7 +91,7 @@ impl Check for ReadListed {
             };
         }
         let mut out = Outcome::default();
-        let mut judged = 0;
+        let (mut judged, mut refused) = (0, 0);
         // The reads go at once, each with ids of its own; judged in order.
         let reads = uris.iter().enumerate().map(|(k, uri)| {
             crate::session::with_part_ids(k, async move {
@@ -104,12 +109,26 @@ impl Check for ReadListed {
                 Err(e) => return out.with_error(e),
             };
             judged += 1;
+            let err = ex.response.as_ref().and_then(|r| r.get("error")).filter(|_| ex.error.is_none());
             if self.hints_only {
                 judge_hints(uri, &ex, &mut out);
+            } else if self.served {
+                if let Some(e) = &ex.error {
+                    out.set_error(format!("resources/read of {uri}: {e}"));
+                } else if let Some(err) = err {
+                    out.fail(format!("resources/read of {uri}, which the server lists as available, was refused: {}", brief(err)));
+                }
+            } else if err.is_some() {
+                refused += 1;
             } else {
                 judge_read(cx, uri, &ex, &mut out, false);
             }
             out.exchanges.push(ex);
+        }
+        if !self.hints_only && !self.served && refused > 0 && refused == judged && out.failures.is_empty() {
+            out.set_na(format!(
+                "the server refused every listed resource read ({refused}), so there are no contents to judge (a listed resource that is not served is the finding of read-listed-served)"
+            ));
         }
         if judged == 0 && out.failures.is_empty() {
             out.set_na(format!(
@@ -129,7 +148,7 @@ fn judge_hints(uri: &str, ex: &Exchange, out: &mut Outcome) {
         out.set_error(format!("resources/read of {uri}: {e}"));
     } else if let Some(err) = ex.response.as_ref().and_then(|r| r.get("error")) {
         out.set_error(format!(
-            "resources/read of {uri} was refused ({}), so there are no caching hints to judge ({}); a listed resource that is not served is the finding of resources/read-listed",
+            "resources/read of {uri} was refused ({}), so there are no caching hints to judge ({}); a listed resource that is not served is the finding of resources/read-listed-served",
             brief(err),
             super::PARTIAL
         ));

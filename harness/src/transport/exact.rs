@@ -60,8 +60,9 @@ pub(super) async fn send_exact(
     // came (the request may then be sent again, if it is safe to repeat).
     let io = async {
         let lost = |e: std::io::Error| (e.to_string(), super::pace::lost_io(e.kind()));
-        let mut sock =
-            tokio::net::TcpStream::connect((host.as_str(), port)).await.map_err(|e| (format!("connect to {host}:{port}: {e}"), super::pace::lost_io(e.kind())))?;
+        let mut sock = tokio::net::TcpStream::connect((host.as_str(), port))
+            .await
+            .map_err(|e| (format!("connect to {host}:{port}: {e}"), super::pace::lost_io(e.kind())))?;
         sock.write_all(head.as_bytes()).await.map_err(lost)?;
         sock.write_all(&body).await.map_err(lost)?;
         let mut rd = tokio::io::BufReader::new(sock);

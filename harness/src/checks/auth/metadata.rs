@@ -59,6 +59,56 @@ impl Probe<'_, '_> {
         r
     }
 
+    /// Why the server shows no sign of MCP's OAuth authorization, if it
+    /// does not: with tokens given from outside (the built-in issuer's are
+    /// OAuth's own), a request without a token gets a 401 with no Bearer
+    /// challenge, and no protected resource metadata is at the well-known
+    /// URIs. None: it does (or nothing could be judged: the case ends as
+    /// the probes left it).
+    pub(super) async fn not_oauth(&mut self) -> Option<String> {
+        if matches!(self.tokens.source, crate::auth::Source::Builtin { .. }) {
+            return None;
+        }
+        let (_, _, known) = self.urls()?;
+        let ex = self.no_token_request().await?;
+        let shown = {
+            let values: Vec<&str> =
+                ex.headers.iter().filter(|(k, _)| k.eq_ignore_ascii_case("www-authenticate")).map(|(_, v)| v.as_str()).collect();
+            if values.is_empty() { "no WWW-Authenticate header".to_string() } else { format!("WWW-Authenticate: {}", values.join(", ")) }
+        };
+        let bearer = challenge::bearer(&challenge::parse(
+            &ex.headers.iter().filter(|(k, _)| k.eq_ignore_ascii_case("www-authenticate")).map(|(_, v)| v.as_str()).collect::<Vec<_>>(),
+        ))
+        .is_some();
+        let (status, error) = (ex.status, ex.error.clone());
+        self.out.exchanges.push(ex);
+        if error.is_some() || status != Some(401) || bearer {
+            return None;
+        }
+        for url in &known {
+            match self.fetch(url).await {
+                Ok(_) | Err(Fetch::Broken(_)) => return None,
+                Err(Fetch::Missing(_)) => {}
+            }
+        }
+        Some(format!(
+            "the server does not use MCP's OAuth authorization: a request without a token gets 401 with {shown} (no Bearer challenge), and no protected resource metadata is at the well-known URIs ({}); it authenticates another way, such as a static API key",
+            known.join(", ")
+        ))
+    }
+
+    /// auth/oauth-conformance: the server's authorization is MCP's.
+    pub(super) async fn conforms(&mut self) {
+        if self.unprotected().await {
+            return;
+        }
+        if let Some(other) = self.not_oauth().await {
+            self.out.fail(format!(
+                "{other}. The authorization specification says implementations using an HTTP-based transport SHOULD conform to it (an OAuth 2.1 resource server with RFC 9728 metadata); clients that follow it cannot get a token for this server"
+            ));
+        }
+    }
+
     pub(super) async fn discovery(&mut self) {
         let Some((_, _, known)) = self.urls() else { return self.out.set_na("the target has no URL") };
         let Some(ch) = self.challenge().await else { return };

@@ -48,6 +48,10 @@ pub enum AuthRule {
     InsufficientScope,
     /// No token comes back in a response.
     NotEchoed,
+    /// The server's authorization is MCP's (OAuth 2.1: a Bearer challenge
+    /// or discoverable protected resource metadata), not another scheme
+    /// (a static API key): SHOULD.
+    Conforms,
 }
 
 /// One authorization rule, with the run's tokens.
@@ -73,12 +77,27 @@ impl Check for AuthProbe {
     async fn run(&self, cx: &Cx<'_>) -> Outcome {
         let Some(tokens) = cx.policy.auth.clone() else { return Outcome::na("no [auth] in the target config") };
         let mut p = Probe { cx, tokens: &tokens, out: Outcome::default(), session: None };
+        // The metadata rules are those of a server that uses MCP's OAuth
+        // authorization: one that shows no sign of it (another scheme, a
+        // static API key) breaks the SHOULD that says to conform, once
+        // (auth/oauth-conformance), not each MUST of what it does not use.
+        if matches!(self.check, AuthRule::Discovery | AuthRule::ChallengeScope | AuthRule::ResourceMetadata | AuthRule::NoOfflineAccess)
+            && let Some(other) = p.not_oauth().await
+        {
+            if !p.out.is_error() {
+                p.out.set_na(format!(
+                    "{other}; these rules are those of a server that uses it, and auth/oauth-conformance judges that it does not (SHOULD)"
+                ));
+            }
+            return p.out;
+        }
         match self.check {
             AuthRule::NoToken => p.no_token().await,
             AuthRule::Discovery => p.discovery().await,
             AuthRule::ChallengeScope => p.challenge_scope().await,
             AuthRule::ResourceMetadata => p.resource_metadata().await,
             AuthRule::NoOfflineAccess => p.no_offline_access().await,
+            AuthRule::Conforms => p.conforms().await,
             AuthRule::InvalidToken => {
                 p.refused(&[TokenKind::Malformed, TokenKind::BadSignature, TokenKind::UnknownKey, TokenKind::AlgNone]).await
             }
