@@ -188,8 +188,8 @@ lines += [
     "`tools/list-invalid-cursor` (an unknown cursor is served the first page, not -32602),",
     "`tools/call-unknown-tool` (an `isError` result, not -32602), `prompts/get-unknown` (-32603 on 2026-07-28,",
     "code 0 on 2025-11-25, not -32602), `tools/call-text-mirror` (the text block holds `2`, not the JSON of",
-    "`structuredContent`); and `tools/call-error-structured` (POLICY: an `isError` result without",
-    "`structuredContent` for a tool with an `outputSchema`).",
+    "`structuredContent`). An `isError` result without `structuredContent` is not judged: the spec requires",
+    "none (the POLICY warning `tools/call-error-structured` was retired).",
     "",
 ]
 with open(doc, "w") as f:
