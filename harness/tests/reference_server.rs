@@ -332,7 +332,7 @@ fn judge_fault(f: &FaultInfo, era: &str, t: &'static str, base: &BTreeMap<String
 /// quirk is about gets the verdict named here.
 #[test]
 fn every_quirk_keeps_every_case_green() {
-    let quirks: [(&str, &str, &str, &str, Verdict); 27] = [
+    let quirks: [(&str, &str, &str, &str, Verdict); 30] = [
         ("trigger-no-change", "http", "modern", "2026-07-28/subscriptions/list-changed-delivered", Verdict::Pass),
         ("mrtr-ask-forever", "stdio", "modern", "2026-07-28/input-required/retry", Verdict::NotApplicable),
         ("session-optional", "http", "legacy", "2025-11-25/lifecycle/http-session-required", Verdict::NotApplicable),
@@ -373,6 +373,10 @@ fn every_quirk_keeps_every_case_green() {
         // then nothing to judge against the outputSchema.
         ("error-structured-missing", "stdio", "modern", "2026-07-28/tools/call-error-conforms", Verdict::NotApplicable),
         ("error-structured-missing", "http", "legacy", "2025-11-25/tools/call-error-conforms", Verdict::NotApplicable),
+        // No templates (-32601): nothing to read or walk, never ERROR.
+        ("no-templates", "stdio", "2025-06-18", "2025-06-18/resources/read-template", Verdict::NotApplicable),
+        ("no-templates", "stdio", "2025-03-26", "2025-03-26/lists/resources-templates-list-walk", Verdict::NotApplicable),
+        ("no-templates", "http", "modern", "2026-07-28/resources/read-template", Verdict::NotApplicable),
         // Asking in a result is no request on the stream.
         ("streaming-elicitation-by-result", "http", "modern", "2026-07-28/conformance/no-requests-on-stream", Verdict::Pass),
         ("streaming-elicitation-by-result", "stdio", "modern", "2026-07-28/conformance/no-requests-on-stream", Verdict::Pass),

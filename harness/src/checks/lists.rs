@@ -61,6 +61,10 @@ impl Check for ListWalk {
             out.set_error(e);
             return out;
         }
+        if let Some(a) = &w.absent {
+            out.set_na(format!("{a}; there is no list to walk"));
+            return out;
+        }
         if let Some(b) = w.broken() {
             out.fail(b);
         }

@@ -207,6 +207,9 @@ impl Check for ReadTemplate {
             Ok(w) => w,
             Err(e) => return Outcome::error(e),
         };
+        if let Some(a) = &w.absent {
+            return Outcome::na(format!("{a}, so there is no template to read a URI from"));
+        }
         let mut out = Outcome::default();
         let mut tried = Vec::new();
         // Templates the config gives values for come first.

@@ -85,11 +85,23 @@ pub struct Walk {
     pub pages: Vec<Page>,
     pub exchanges: Vec<Exchange>,
     pub end: WalkEnd,
+    /// resources/templates/list answered -32601 (method not found): the
+    /// server has no templates (what it answered). A server that declares
+    /// resources need not have any.
+    pub absent: Option<String>,
 }
 
 impl Walk {
     fn new(list: ListMethod) -> Walk {
-        Walk { list, items: Default::default(), item_page: Vec::new(), pages: Vec::new(), exchanges: Vec::new(), end: WalkEnd::Complete }
+        Walk {
+            list,
+            items: Default::default(),
+            item_page: Vec::new(),
+            pages: Vec::new(),
+            exchanges: Vec::new(),
+            end: WalkEnd::Complete,
+            absent: None,
+        }
     }
 
     pub fn method(&self) -> &'static str {
@@ -201,6 +213,7 @@ pub async fn walk_on(cx: &Cx<'_>, conn: &mut Connection, list: ListMethod) -> Wa
         let ex_i = w.exchanges.len();
         let summary = ex.summary();
         let transport_err = ex.error.clone();
+        let not_found = ex.error_code() == Some(-32601);
         let response = ex.response.take();
         // The items are copied out below; the page itself is kept light.
         w.exchanges.push(ex.lite());
@@ -210,6 +223,10 @@ pub async fn walk_on(cx: &Cx<'_>, conn: &mut Connection, list: ListMethod) -> Wa
         }
         // The page is taken apart, not copied: lists can be large.
         let Some(mut result) = response.and_then(|mut r| r.get_mut("result").map(Value::take)).filter(|r| r.is_object()) else {
+            if n == 0 && not_found && list == ListMethod::Templates {
+                w.absent = Some(format!("{method} answered -32601 (method not found): the server has no resource templates ({summary})"));
+                break;
+            }
             w.end = WalkEnd::Broken(if n == 0 {
                 format!("{method} did not return a result: {summary}")
             } else {
