@@ -316,3 +316,67 @@ fn a_listen_met_with_total_silence_is_an_error_and_one_held_unacknowledged_fails
     assert_eq!((code, c["verdict"].as_str()), (1, Some("fail")), "{c}\n{out}");
     assert!(c["message"].as_str().unwrap().contains("no notifications/subscriptions/acknowledged"), "{c}");
 }
+
+/// A loaded machine makes every start slower, not only the first: a new
+/// process gets the larger of the start-up timeout and ten times the
+/// longest start the run has seen. Here the probes' processes (the first
+/// two) start in 0.3 s and every later one in 1.3 s, with a start-up
+/// timeout of 1 s: the
+/// run is slower, not red (each later start was ERROR "no response within
+/// 1000 ms" before). And a start that still misses the allowance says how
+/// the allowance was reached.
+#[test]
+fn later_starts_slower_than_the_start_up_timeout_get_an_allowance_from_the_first() {
+    let refserver = common::refserver();
+    let script = |first: &str, later: &str, name: &str| {
+        let dir = outdir(name);
+        let count = dir.join("starts");
+        let _ = std::fs::remove_file(&count);
+        let sh = dir.join("server.sh");
+        std::fs::write(
+            &sh,
+            format!(
+                "#!/bin/sh\necho >> '{c}'\nif [ \"$(wc -l < '{c}')\" -gt 2 ]; then sleep {later}; else sleep {first}; fi\nexec '{r}' --stdio --era modern\n",
+                c = count.display(),
+                r = refserver.display()
+            ),
+        )
+        .unwrap();
+        (dir, format!("sh {}", sh.display()))
+    };
+    let (dir, cmd) = script("0.3", "1.3", "slow-later-starts");
+    let mut run = mcpcert();
+    run.args(["run", "--stdio", &cmd, "--startup-timeout-ms", "1000", "--request-timeout-ms", "1000"]);
+    report_args(&mut run, &dir);
+    let out = run.output().unwrap();
+    let rep = report(&dir);
+    let errors: Vec<String> = rep["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["verdict"] == "error")
+        .map(|c| format!("{}: {}", c["id"], c["message"]))
+        .collect();
+    assert!(errors.is_empty(), "later starts within ten times the first are no error:\n{}", errors.join("\n"));
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+    // A start that misses even the allowance says how it was reached.
+    let (dir, cmd) = script("0", "1.5", "slow-later-starts-missed");
+    let mut run = mcpcert();
+    run.args([
+        "run",
+        "--stdio",
+        &cmd,
+        "--startup-timeout-ms",
+        "1000",
+        "--request-timeout-ms",
+        "1000",
+        "2026-07-28/tools/list-same-on-fresh-connection",
+        "--exact",
+    ]);
+    report_args(&mut run, &dir);
+    run.output().unwrap();
+    let c = case(&report(&dir), "2026-07-28/tools/list-same-on-fresh-connection");
+    assert_eq!(c["verdict"], "error", "{c}");
+    let m = c["message"].as_str().unwrap();
+    assert!(m.contains("start-up allowance") && m.contains("--startup-timeout-ms"), "{m}");
+}

@@ -328,7 +328,12 @@ impl Session {
         let mut conn = self.open()?;
         if let (false, true, Some(id)) = (rev.is_stateless(), handshake, first_id.clone()) {
             return match self.handshake(&mut conn, rev, Some(case), id).await {
-                Ok((_, exchanges, preamble)) => Ok(Fresh { conn, preamble, exchanges, permit }),
+                Ok((_, exchanges, preamble)) => {
+                    if let Some(first) = exchanges.first() {
+                        self.note_start(first);
+                    }
+                    Ok(Fresh { conn, preamble, exchanges, permit })
+                }
                 Err(e) => Err(SessionError::Handshake(e.why)),
             };
         }
@@ -343,6 +348,7 @@ impl Session {
             if let Some(e) = &ex.error {
                 return Err(SessionError::Handshake(format!("server/discover on a fresh process: {e}")));
             }
+            self.note_start(&ex);
             return Ok(Fresh { conn, preamble: vec![body.to_string()], exchanges: vec![ex], permit });
         }
         Ok(Fresh { conn, preamble: Vec::new(), exchanges: Vec::new(), permit })

@@ -39,6 +39,15 @@ impl Session {
         if self.transport() == Transport::Stdio && ex.error.is_none() {
             self.first_answer_ms.fetch_max(ex.ms, std::sync::atomic::Ordering::Relaxed);
         }
+        self.note_start(ex);
+    }
+
+    /// A new process's first exchange (a probe's or a case's): the longest
+    /// start seen sets the start-up allowance of every later process.
+    pub(super) fn note_start(&self, ex: &Exchange) {
+        if self.transport() == Transport::Stdio && ex.error.is_none() {
+            self.limits.saw_start(ex.ms);
+        }
     }
 
     /// The `initialize` the revision probe sent for `rev` and the answer

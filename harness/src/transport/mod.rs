@@ -47,7 +47,14 @@ pub struct Limits {
     pub ceiling: Duration,
     /// Largest single stdout line or HTTP body kept, in bytes.
     pub max_message: usize,
+    /// stdio: the longest a new process of the server took to answer its
+    /// first request so far in the run (ms), shared by every clone: the
+    /// start-up allowance grows with it (`Limits::startup_allowance`).
+    pub seen_start_ms: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
+
+/// How many times the longest start seen a new process is allowed.
+pub const START_FACTOR: u64 = 10;
 
 impl Default for Limits {
     fn default() -> Self {
@@ -56,7 +63,34 @@ impl Default for Limits {
             request: Duration::from_secs(10),
             ceiling: Duration::from_secs(60),
             max_message: 16 * 1024 * 1024,
+            seen_start_ms: Default::default(),
         }
+    }
+}
+
+impl Limits {
+    /// How long a new process may take to answer its first request: the
+    /// configured start-up timeout, or `START_FACTOR` times the longest
+    /// start the run has seen, whichever is longer (a loaded machine makes
+    /// every start slower, not just one).
+    pub fn startup_allowance(&self) -> Duration {
+        let seen = self.seen_start_ms.load(std::sync::atomic::Ordering::Relaxed);
+        self.startup.max(Duration::from_millis(seen.saturating_mul(START_FACTOR)))
+    }
+
+    /// A new process answered its first request after `ms`.
+    pub fn saw_start(&self, ms: u64) {
+        self.seen_start_ms.fetch_max(ms, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// How the start-up allowance was reached, for a timeout message.
+    pub fn startup_basis(&self) -> String {
+        let seen = self.seen_start_ms.load(std::sync::atomic::Ordering::Relaxed);
+        let allowance = self.startup_allowance().as_millis();
+        format!(
+            "the start-up allowance of {allowance} ms is the larger of the start-up timeout ({} ms; --startup-timeout-ms) and {START_FACTOR} times the longest start this run saw ({seen} ms). A loaded machine makes starts slower: rerun with a larger --startup-timeout-ms or fewer cases at once (-j 1)",
+            self.startup.as_millis()
+        )
     }
 }
 

@@ -253,7 +253,13 @@ impl StdioTarget {
                             unreadable.join("; ")
                         )
                     };
-                    let why = format!("no response with id {id} within {}{hint}", deadline.describe());
+                    let mut why = format!("no response with id {id} within {}{hint}", deadline.describe());
+                    if !self.heard_from {
+                        why.push_str(&format!(
+                            "; the process had written nothing since it started, so this was its start-up: {}",
+                            self.limits.startup_basis()
+                        ));
+                    }
                     self.stalled = Some((id.clone(), why.clone()));
                     return (got, None, Some(TransportError::Timeout(why)));
                 }
@@ -340,7 +346,7 @@ impl StdioTarget {
     /// How long to wait for an answer: the start-up timeout until the
     /// process has said anything, then the request timeout.
     pub fn answer_timeout(&self) -> Duration {
-        if self.heard_from { self.limits.request } else { self.limits.startup.max(self.limits.request) }
+        if self.heard_from { self.limits.request } else { self.limits.startup_allowance().max(self.limits.request) }
     }
 
     /// Whether the process has exited; when its stdout is closed but it is
