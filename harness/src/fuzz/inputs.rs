@@ -44,7 +44,7 @@ impl Class {
         match (self, t) {
             (Class::Framing, Transport::Stdio) => 9,
             (Class::Framing, Transport::Http) => 8,
-            (Class::Envelope, _) => 15,
+            (Class::Envelope, _) => 16,
             (Class::Params, _) => 9,
             (Class::Headers, Transport::Http) => 5,
             (Class::Headers, Transport::Stdio) => 0,
@@ -58,7 +58,7 @@ impl Class {
                 "broken framing: not JSON, truncated, NUL, invalid UTF-8, BOM, CRLF, huge, two messages in one (stdio); wrong or missing Content-Type and Accept, empty, invalid, huge bodies, wrong methods, bad chunking (HTTP)"
             }
             Class::Envelope => {
-                "broken JSON-RPC envelopes: jsonrpc missing or wrong, ids null, float, bool, object, 2^63 or 10 KB long, method not a string, params an array or a scalar, notifications, responses and batches sent to the server, unknown methods"
+                "broken JSON-RPC envelopes: jsonrpc missing or wrong, ids null, float, bool, object, 2^63 or 10 KB long, method not a string, params an array or a scalar, notifications (one named like a request), responses and batches sent to the server, unknown methods"
             }
             Class::Params => {
                 "broken params of the methods every server has: wrong types, missing and unknown fields, 10,000 levels of nesting, long strings, Unicode edge cases (lone surrogates, bidi controls, zero-width, NFC/NFD twins), calls of tools that do not exist"
@@ -291,9 +291,18 @@ fn envelope(tpl: usize, rng: &mut Rng, id: &Value, rev: Revision) -> Made {
                 )
             }
         }
-        _ => {
+        14 => {
             let method = format!("fuzz/{}", rng.word(8));
             msg(format!("an unknown method `{method}`"), request(rev, id, &method, None), resp(id, Want::Error(&[-32601])))
+        }
+        _ => {
+            // No id makes it a notification, whatever the method is named:
+            // a request's method (or an unknown one) gets no answer either.
+            let unknown = format!("fuzz/{}", rng.word(8));
+            let method = rng.pick(&[m, "tools/list", unknown.as_str()]).to_string();
+            let mut n = request(rev, id, &method, None);
+            n.as_object_mut().map(|o| o.remove("id"));
+            msg(format!("a notification named like a request (`{method}`, no id)"), n, Due::Nothing { response: false })
         }
     }
 }
