@@ -9,6 +9,7 @@
 //! Everything here records what went over the wire byte for byte (within size
 //! caps) so that a check can quote it and a report can reproduce it.
 
+mod command;
 mod conn;
 mod exact;
 mod http;
@@ -21,6 +22,7 @@ mod sse;
 mod stdio;
 mod target;
 
+pub use command::{shell_quote, split_command};
 pub use conn::{Connection, Incoming, Outgoing};
 pub use http::{HttpSpec, SseCell};
 pub use legacy_sse::{SeenEvent, StreamFacts};
@@ -28,7 +30,7 @@ pub use pace::{Gate, repeatable_method};
 pub use process::kill_all_groups;
 pub use raw::{RawReply, http_parts, send_raw_http};
 pub use reply::Answer;
-pub use stdio::{GRACE, StdioSpec, shell_quote, split_command};
+pub use stdio::{GRACE, StdioSpec};
 pub use stdio::{StdioTarget, StdoutAudit};
 pub use target::{TargetSpec, Transport, redact_url};
 

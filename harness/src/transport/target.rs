@@ -1,8 +1,9 @@
 //! What to reach: a command to spawn or a URL, and how each is shown in
 //! reports (secrets redacted).
 
+use super::command::shell_quote;
 use super::http::HttpSpec;
-use super::stdio::{StdioSpec, shell_quote};
+use super::stdio::StdioSpec;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
