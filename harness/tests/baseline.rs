@@ -139,10 +139,11 @@ fn write_baseline_adopts_the_known_failures_in_one_command() {
     let expected = parsed["expected"].as_table().unwrap();
     let mut keys: Vec<&String> = expected.keys().collect();
     keys.sort();
-    let mut want: Vec<&String> = failing.iter().collect();
+    // Each key says where the failure was seen: the transport (the id holds the revision).
+    let mut want: Vec<String> = failing.iter().map(|id| format!("{id}@stdio")).collect();
     want.sort();
-    assert_eq!(keys, want, "exactly the failures and errors");
-    assert!(expected[SHAPE].as_str().unwrap().starts_with("fail when the baseline was written: "), "{text}");
+    assert_eq!(keys, want.iter().collect::<Vec<_>>(), "exactly the failures and errors");
+    assert!(expected[&format!("{SHAPE}@stdio")].as_str().unwrap().starts_with("fail when the baseline was written: "), "{text}");
 
     // Back in: the same run passes; with one more fault, the new failure fails it.
     let mut again = mcpcert();
@@ -168,4 +169,30 @@ fn write_baseline_adopts_the_known_failures_in_one_command() {
     assert_eq!(out.status.code(), Some(3));
     assert!(!none.exists());
     assert!(String::from_utf8_lossy(&out.stdout).contains("baseline not written"), "{}", String::from_utf8_lossy(&out.stdout));
+}
+
+/// A baseline written from an HTTP run names the transport: the same file
+/// in the stdio job of the same server does not expect (and so does not
+/// find stale) failures that exist only over HTTP. Here the server answers
+/// malformed _meta with HTTP 200 (meta-error-status-200): three failures
+/// over HTTP, none over stdio. (Before, the keys had no `@http` and the
+/// stdio run failed on three stale entries.)
+#[test]
+fn a_baseline_written_over_http_serves_the_stdio_job_too() {
+    let dir = outdir("baseline-http-stdio");
+    let file = dir.join("known.toml");
+    let args = ["--era".to_string(), "modern".into(), "--fault".into(), "meta-error-status-200".into()];
+    let s = start_http(&args);
+    let mut cmd = mcpcert();
+    cmd.args(["run", "--http", &s.url, "--revision", "2026-07-28", "--allowed-origin", "http://localhost", "--write-baseline"]).arg(&file);
+    report_args(&mut cmd, &dir);
+    assert_eq!(cmd.output().unwrap().status.code(), Some(1));
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains("\"2026-07-28/lifecycle/meta-missing-protocol-version@http\""), "{text}");
+    let server = format!("{} --stdio --era modern --fault meta-error-status-200", refserver().display());
+    let mut stdio = mcpcert();
+    stdio.args(["run", "--stdio", &server, "--revision", "2026-07-28", "--expected-failures"]).arg(&file);
+    report_args(&mut stdio, &outdir("baseline-http-stdio-2"));
+    let out = stdio.output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
 }

@@ -8,9 +8,13 @@
 //! "2026-07-28/http/origin-forbidden@http" = "the proxy in front answers Origin, not us"
 //! ```
 //!
-//! A key is a case id, or the name of a requirement scenario (then every
-//! case that answers it, as the official suite's baselines name scenarios),
-//! optionally suffixed `@stdio` or `@http` to apply to one transport only.
+//! A key is a case id, a case id without its revision (`tools/call-unknown-tool`:
+//! that case in every revision), or the name of a requirement scenario (then
+//! every case that answers it, as the official suite's baselines name
+//! scenarios), optionally suffixed `@stdio` or `@http` to apply to one
+//! transport only. `--write-baseline` writes each failure's id with the
+//! transport it was seen on, so a baseline written from an HTTP run does not
+//! expect the same failure of the stdio job.
 //! Against a run, an entry whose case
 //! - fails or errors (or warns) is an **expected failure**: it does not fail the run;
 //! - passes is **stale**: it fails the run until the entry is removed;
@@ -54,7 +58,7 @@ struct File {
 /// verdict and one-line reason, so that adopting mcpcert on a server with
 /// known failures takes one command. Cases the run could not judge (not
 /// run) are left out. `header` lines become comments at the top.
-pub fn write(results: &[CaseResult], strict: bool, header: &[String]) -> (String, usize) {
+pub fn write(results: &[CaseResult], strict: bool, transport: Transport, header: &[String]) -> (String, usize) {
     #[derive(serde::Serialize)]
     struct Out {
         expected: BTreeMap<String, String>,
@@ -63,7 +67,7 @@ pub fn write(results: &[CaseResult], strict: bool, header: &[String]) -> (String
     for r in results.iter().filter(|r| r.is_failure(strict) && !r.not_scored && !r.message.starts_with("not run: ")) {
         let line = r.message.lines().next().unwrap_or("").trim();
         let reason = format!("{} when the baseline was written: {}", r.verdict.as_str(), crate::record::clip(line, 160));
-        expected.insert(r.id.clone(), reason);
+        expected.insert(format!("{}@{}", r.id, transport.as_str()), reason);
     }
     let n = expected.len();
     let mut text: String = header.iter().map(|h| format!("# {h}\n")).collect();
@@ -102,8 +106,21 @@ pub fn parse(text: &str, path: &Path, known: &[&str], scenarios: &[(&str, &str)]
             }
             None => (key.clone(), None),
         };
+        // A case id without its revision: that case in every revision.
+        let every_revision: Vec<String> =
+            if case_id.contains('/') && !crate::wire::Revision::ALL.iter().any(|r| case_id.starts_with(&format!("{r}/"))) {
+                known
+                    .iter()
+                    .filter(|k| k.split_once('/').is_some_and(|(rev, rest)| rest == case_id && crate::wire::Revision::parse(rev).is_some()))
+                    .map(|k| k.to_string())
+                    .collect()
+            } else {
+                Vec::new()
+            };
         let ids: Vec<String> = if known.contains(&case_id.as_str()) {
             vec![case_id.clone()]
+        } else if !every_revision.is_empty() {
+            every_revision
         } else {
             let of: Vec<String> = scenarios.iter().filter(|(s, _)| *s == case_id).map(|(_, c)| c.to_string()).collect();
             if of.is_empty() {
@@ -130,15 +147,17 @@ pub fn parse(text: &str, path: &Path, known: &[&str], scenarios: &[(&str, &str)]
     Ok(Baseline { file: path.display().to_string(), entries })
 }
 
-/// Up to three ids that share the most leading path segments and words
-/// with `id`.
+/// The ids nearest to `id` by edit distance: the nearest one, and any as
+/// near (at most three), if near enough to be a typo of it.
 fn nearest(id: &str, known: &[&str]) -> Vec<String> {
-    let words = |s: &str| s.split(['/', '-']).map(str::to_string).collect::<Vec<_>>();
-    let want = words(id);
-    let mut scored: Vec<(usize, &str)> =
-        known.iter().map(|k| (words(k).iter().filter(|w| want.contains(w)).count(), *k)).filter(|(n, _)| *n > 1).collect();
-    scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
-    scored.into_iter().take(3).map(|(_, k)| format!("`{k}`")).collect()
+    let mut scored: Vec<(usize, &str)> = known.iter().map(|k| (strsim::levenshtein(id, k), *k)).collect();
+    scored.sort();
+    let Some(&(best, _)) = scored.first() else { return Vec::new() };
+    // A typo is a few letters, not a different case of the same area.
+    if best > (id.len() / 4).max(3) {
+        return Vec::new();
+    }
+    scored.into_iter().take_while(|(d, _)| *d == best).take(3).map(|(_, k)| format!("`{k}`")).collect()
 }
 
 impl Baseline {
@@ -198,6 +217,44 @@ mod tests {
         assert_eq!(b.entries[0].key, "tools-list@http");
         let e = p("[expected]\n\"tools-call-unknown\" = \"a\"\n\"2026-07-28/tools/call-unknown-tool\" = \"b\"\n").unwrap_err().to_string();
         assert!(e.contains("already names the case"), "{e}");
+    }
+
+    #[test]
+    fn a_key_without_a_revision_names_the_case_in_every_revision() {
+        let known = &["2026-07-28/tools/call-structured", "2025-11-25/tools/call-structured", "2026-07-28/tools/call-content"];
+        let b = parse("[expected]\n\"tools/call-structured@http\" = \"known\"\n", Path::new("b.toml"), known, &[]).unwrap();
+        let ids: Vec<&str> = b.entries.iter().map(|e| e.case_id.as_str()).collect();
+        assert_eq!(ids, ["2026-07-28/tools/call-structured", "2025-11-25/tools/call-structured"]);
+        assert!(b.entries.iter().all(|e| e.transport == Some(Transport::Http)));
+    }
+
+    #[test]
+    fn a_typo_gets_the_nearest_key_only() {
+        let known = &[
+            "2026-07-28/tools/call-structured",
+            "2026-07-28/tools/call-content",
+            "2026-07-28/tools/call-text-mirror",
+            "2026-07-28/tools/call-error-conforms",
+        ];
+        let e =
+            parse("[expected]\n\"2026-07-28/tools/call-structurd\" = \"x\"\n", Path::new("b.toml"), known, &[]).unwrap_err().to_string();
+        assert!(e.ends_with("did you mean `2026-07-28/tools/call-structured`?"), "{e}");
+        let e =
+            parse("[expected]\n\"2026-07-28/lists/nothing-like-it\" = \"x\"\n", Path::new("b.toml"), known, &[]).unwrap_err().to_string();
+        assert!(!e.contains("did you mean"), "{e}");
+    }
+
+    #[test]
+    fn a_written_baseline_names_the_transport_the_failure_was_seen_on() {
+        let r: CaseResult = serde_json::from_value(serde_json::json!({
+            "id": "2026-07-28/tools/call-structured", "title": "t", "level": "MUST", "revision": "2026-07-28", "spec": "s",
+            "basis": {"quote": "q", "source": "s", "keyword": "MUST"}, "transport": "http", "verdict": "fail",
+            "message": "broken", "duration_ms": 1
+        }))
+        .unwrap();
+        let (text, n) = write(&[r], false, Transport::Http, &[]);
+        assert_eq!(n, 1);
+        assert!(text.contains("\"2026-07-28/tools/call-structured@http\""), "{text}");
     }
 
     #[test]

@@ -209,8 +209,16 @@ pub(super) fn report(args: &RunArgs, s: Started, j: Judged, c: Contracted, clock
 /// false if one could not be written (said on stderr).
 fn write_reports(args: &RunArgs, rep: &RunReport, started: &Started) -> bool {
     let written = std::thread::scope(|s| {
-        let junit = s.spawn(|| report::write_junit(rep, &args.junit, report::JunitStyle { warn: args.junit_warn, na: args.junit_na }));
-        let json = s.spawn(|| report::write_json(rep, &args.json));
+        let junit = s.spawn(|| {
+            let r = report::write_junit(rep, &args.junit, report::JunitStyle { warn: args.junit_warn, na: args.junit_na });
+            crate::cli::signals::written(crate::cli::signals::JUNIT);
+            r
+        });
+        let json = s.spawn(|| {
+            let r = report::write_json(rep, &args.json);
+            crate::cli::signals::written(crate::cli::signals::JSON);
+            r
+        });
         let html = s.spawn(|| report::write_html(rep, &args.html));
         started.rt.block_on(started.runner.shutdown());
         let joined = |h: std::thread::ScopedJoinHandle<'_, std::io::Result<()>>| {
@@ -284,7 +292,7 @@ fn write_baseline(path: &std::path::Path, rep: &RunReport, args: &RunArgs, conso
     if args.filter.is_some() || !args.skip.is_empty() {
         header.push("The run was narrowed by a filter or --skip: only its cases are here.".into());
     }
-    let (text, n) = mcpcert::config::baseline::write(&rep.cases, rep.strict, &header);
+    let (text, n) = mcpcert::config::baseline::write(&rep.cases, rep.strict, rep.transport, &header);
     match report::mkdirs(path).and_then(|_| std::fs::write(path, text)) {
         Ok(()) => console.line(format!(
             "baseline: {} ({n} entr{}: the run's failures and errors; next time: --expected-failures {})",
