@@ -43,7 +43,7 @@ Exit codes (run):
 #[command(
     name = "mcpcert",
     version,
-    about = "Conformance harness for MCP servers (2026-07-28 and 2025-11-25), over stdio and Streamable HTTP",
+    about = "Conformance harness for MCP servers (revisions 2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26 and 2024-11-05), over stdio, Streamable HTTP and 2024-11-05's HTTP+SSE",
     after_help = EXAMPLES
 )]
 struct Cli {

@@ -190,3 +190,36 @@ fn targets_that_start_slowly_are_not_unreachable_when_run_together() {
         assert!(timed_out.is_empty(), "{name}: cases erred:\n{}", timed_out.join("\n"));
     }
 }
+
+/// `mcpcert diff A B` takes two `run` output folders; two runs of
+/// different set-ups (here stdio, then HTTP) say so, and a case that did
+/// not apply to the first (an HTTP-only rule) and fails in the second is a
+/// change, not a regression. (Before, the folders were read as folders of
+/// targets, and n/a → FAIL failed the diff.)
+#[test]
+fn diff_of_two_run_folders_of_different_set_ups_is_no_regression() {
+    let a = outdir("diff-setup-stdio");
+    let b = outdir("diff-setup-http");
+    let mut run = mcpcert();
+    run.args(["run", "--stdio", &format!("{} --stdio --era modern", refserver().display()), "--out"]).arg(&a);
+    run.output().unwrap();
+    let s = start_http(&["--era".into(), "modern".into(), "--fault".into(), "http-get-200".into()]);
+    let mut run = mcpcert();
+    run.args(["run", "--http", &s.url, "--allowed-origin", "http://localhost", "--out"]).arg(&b);
+    run.output().unwrap();
+    let (code, out) = mcp(&["diff", a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("note: the two runs judged different set-ups (old: stdio, 2026-07-28; new: http, 2026-07-28)"), "{out}");
+    assert!(out.contains("2026-07-28/lifecycle/http-get-405"), "the change is listed: {out}");
+    // The same set-up: a case that starts warning (a SHOULD) is a new
+    // warning, a regression under --strict.
+    let c = outdir("diff-setup-http-2");
+    let s2 = start_http(&["--era".into(), "modern".into()]);
+    let mut run = mcpcert();
+    run.args(["run", "--http", &s2.url, "--allowed-origin", "http://localhost", "--out"]).arg(&c);
+    run.output().unwrap();
+    let (code, out) = mcp(&["diff", "--strict", c.to_str().unwrap(), b.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("2026-07-28/lifecycle/http-get-405: pass → warn"), "{out}");
+    assert!(!out.contains("note: the two runs"), "{out}");
+}

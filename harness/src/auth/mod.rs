@@ -142,6 +142,12 @@ impl TokenKind {
     }
 }
 
+/// `s` with its first letter in upper case.
+fn capitalized(s: &str) -> String {
+    let mut c = s.chars();
+    c.next().map(|f| f.to_uppercase().chain(c).collect()).unwrap_or_default()
+}
+
 /// One token and what can be shown of it.
 #[derive(Debug, Clone)]
 pub struct Token {
@@ -187,9 +193,13 @@ impl Tokens {
                 "a token that is not yet valid can only be made by the authorization server's key; mcpcert's built-in issuer makes one"
                     .into()
             }
+            (k, _) if k.config_key().is_empty() => format!(
+                "mcpcert makes {} from the valid token, and the token given is not a JWT (a static key or an opaque token), so it could not be made",
+                k.describe()
+            ),
             (k, _) => format!(
-                "no {} is given: [auth] {} = {{ env = \"VARIABLE\" }} names the environment variable holding it",
-                k.describe().trim_start_matches("a "),
+                "{} was not given: `{} = {{ env = \"VARIABLE\" }}` in [auth] names the environment variable that holds it",
+                capitalized(k.describe()),
                 k.config_key()
             ),
         })
@@ -451,6 +461,17 @@ mod tests {
         assert_eq!(t.get(TokenKind::Valid).unwrap().value, valid);
         assert!(t.get(TokenKind::Expired).unwrap_err().contains("expired_token"), "{}", t.get(TokenKind::Expired).unwrap_err());
         assert!(t.get(TokenKind::UnknownKey).is_ok() && t.get(TokenKind::AlgNone).is_ok());
+        // The n/a texts read as sentences with the real key names.
+        assert_eq!(
+            t.get(TokenKind::Expired).unwrap_err(),
+            "A token whose exp is in the past was not given: `expired_token = { env = \"VARIABLE\" }` in [auth] names the environment variable that holds it"
+        );
+        let (k, _) = cfg.prepare("http://127.0.0.1:9/mcp", |_| Some("Bearer static-key".into())).unwrap();
+        let e = k.get(TokenKind::BadSignature).unwrap_err();
+        assert!(
+            e.starts_with("mcpcert makes the valid token with its signature changed from the valid token") && e.contains("not a JWT"),
+            "{e}"
+        );
         let missing = AuthConfig { token: Some(EnvRef { env: "T".into() }), ..Default::default() }.prepare("u", |_| None);
         assert!(missing.unwrap_err().contains("`T` is not set"));
     }

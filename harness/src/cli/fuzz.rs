@@ -156,10 +156,11 @@ pub fn fuzz(args: FuzzArgs) -> u8 {
         window: args.window as usize,
     };
     console::err_line(format!(
-        "fuzz: {} ({rev}, seed {}, {} inputs per class)",
+        "fuzz: {} ({rev}, seed {}, {} inputs per class, each answer awaited up to {} ms: --input-timeout-ms)",
         masker.text(&target.shown()),
         args.seed,
-        if only.is_some() { 1 } else { args.count }
+        if only.is_some() { 1 } else { args.count },
+        timeout.as_millis()
     ));
     let run = rt.block_on(mcpcert::fuzz::fuzz(&target, &limits, rev, &opts));
     rt.shutdown_timeout(Duration::from_secs(2));

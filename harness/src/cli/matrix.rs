@@ -291,8 +291,20 @@ pub fn diff_cmd(old: &Path, new: &Path, as_json: bool, strict: bool, any_change:
     if single(&o) != single(&n) {
         return usage("compare like with like: two reports (or verdict lists), or two folders of targets");
     }
-    let changes = diff::diff(&o, &n);
+    let mut changes = diff::diff(&o, &n);
     let mut console = Console::new();
+    // Two runs of different set-ups: said first, and a case n/a in one of
+    // them is no regression.
+    if let (true, Some(a), Some(b)) = (single(&o), diff::setup_of(old), diff::setup_of(new))
+        && a != b
+    {
+        diff::across_setups(&mut changes);
+        if !as_json {
+            console.line(format!(
+                "note: the two runs judged different set-ups (old: {a}; new: {b}): a case that applies to one only changed for that reason, so n/a ↔ another verdict is listed as a change, not a regression or a fix"
+            ));
+        }
+    }
     if as_json {
         console.line(serde_json::to_string_pretty(&serde_json::json!({"old": old, "new": new, "changes": changes})).unwrap_or_default());
     } else {

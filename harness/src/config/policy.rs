@@ -102,6 +102,25 @@ impl Default for Policy {
     }
 }
 
+/// The variable names of an RFC 6570 URI template (`{id}`, `{+path}`,
+/// `{?q,lang}`, `{list*}`, `{name:3}`).
+pub fn template_variables(t: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = t;
+    while let Some(i) = rest.find('{') {
+        let Some(j) = rest[i..].find('}') else { break };
+        let expr = rest[i + 1..i + j].trim_start_matches(['+', '#', '.', '/', ';', '?', '&']);
+        for v in expr.split(',') {
+            let name = v.split(':').next().unwrap_or("").trim_end_matches('*').trim();
+            if !name.is_empty() {
+                out.push(name.to_string());
+            }
+        }
+        rest = &rest[i + j + 1..];
+    }
+    out
+}
+
 impl Policy {
     /// The policy a config file sets (roles' credentials read from the
     /// environment); the defaults where it is silent.
@@ -120,6 +139,18 @@ impl Policy {
         p.call_fixtures = c.calls.fixtures.unwrap_or(true);
         p.open_world_calls = c.calls.open_world.unwrap_or(false);
         p.prompt_arguments = c.prompts.iter().map(|(k, v)| (k.clone(), v.arguments.clone())).collect();
+        for (t, v) in &c.templates {
+            let vars = template_variables(t);
+            if let Some(k) = v.values.keys().find(|k| !vars.contains(k)) {
+                let has = if vars.is_empty() { "no variables".to_string() } else { format!("the variables {}", vars.join(", ")) };
+                return Err(ConfigError::new(
+                    path,
+                    format!(
+                        "at templates.\"{t}\".values.{k}: the template `{t}` has no variable `{k}` (it has {has}); the keys of values name its variables"
+                    ),
+                ));
+            }
+        }
         p.template_values = c.templates.iter().map(|(k, v)| (k.clone(), v.values.clone())).collect();
         if let Some(n) = c.completion.max_probes {
             p.completion_probes = n;
@@ -262,6 +293,18 @@ mod tests {
     }
 
     #[test]
+    fn a_template_value_naming_no_variable_is_refused() {
+        let ok: ConfigFile = toml::from_str("[templates.\"ref://items/{id}\"]\nvalues = { id = \"1\" }\n").unwrap();
+        assert!(Policy::from_file(&ok, Path::new("t.toml")).is_ok());
+        let typo: ConfigFile = toml::from_str("[templates.\"ref://items/{id}\"]\nvalues = { idd = \"1\" }\n").unwrap();
+        let e = Policy::from_file(&typo, Path::new("t.toml")).err().unwrap().to_string();
+        assert!(
+            e.contains("templates.\"ref://items/{id}\".values.idd") && e.contains("no variable `idd`") && e.contains("variables id"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn call_policy() {
         let mut p = Policy::default();
         let ro = json!({"name": "a", "annotations": {"readOnlyHint": true}});
@@ -273,6 +316,7 @@ mod tests {
         p.open_world_calls = true;
         assert!(p.call_allowed(&ro, "a").is_ok(), "[calls] open_world = true lets it be called");
         assert!(p.call_allowed(&rw, "b").is_err(), "…but only if it is read-only");
+        assert_eq!(template_variables("ref://items/{id}{?q,lang}{/path*}{name:3}"), ["id", "q", "lang", "path", "name"]);
         p.tools.insert("a".into(), ToolConfig { call: Some(false), ..Default::default() });
         p.tools.insert("b".into(), ToolConfig { call: Some(true), ..Default::default() });
         assert!(p.call_allowed(&ro, "a").is_err(), "call = false wins over readOnlyHint");

@@ -241,7 +241,10 @@ fn clip_id(id: &Value) -> String {
 
 fn no_answer(a: &Answer, what: &str) -> String {
     match (a.timed_out, a.status) {
-        (true, _) => format!("no answer within the input's timeout ({} ms): {what} was due", a.ms),
+        (true, _) => match a.timeout_ms {
+            Some(t) => format!("no answer within the input's timeout ({t} ms): {what} was due"),
+            None => format!("no answer before the server answered mcpcert's next request (stdin is read in order): {what} was due"),
+        },
         (false, Some(s)) => format!("HTTP {s} without {what}"),
         (false, None) => format!("nothing came: {what} was due"),
     }
@@ -283,4 +286,17 @@ fn judge_kind(out: &mut Vec<Finding>, r: &Frame, want: &Want) {
 
 fn names(codes: &[i64]) -> String {
     codes.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(" or ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unanswered_input_names_the_timeout_it_waited() {
+        let a = Answer { timed_out: true, ms: 1, timeout_ms: Some(2000), ..Default::default() };
+        assert_eq!(no_answer(&a, "a response"), "no answer within the input's timeout (2000 ms): a response was due");
+        let w = Answer { timed_out: true, ms: 0, timeout_ms: None, ..Default::default() };
+        assert!(no_answer(&w, "a response").contains("before the server answered mcpcert's next request"));
+    }
 }

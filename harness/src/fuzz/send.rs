@@ -26,6 +26,10 @@ pub struct Answer {
     pub hung: bool,
     pub ms: u64,
     pub stderr: String,
+    /// The input's timeout when the wait for its answer was bounded by it
+    /// (None: sent in a window, where the answer to mcpcert's next request
+    /// ended the wait, stdin being read in order).
+    pub timeout_ms: Option<u64>,
 }
 
 pub struct Peer {
@@ -197,6 +201,12 @@ impl Peer {
 
     /// Send one input and wait for what the rules call for.
     pub async fn send(&mut self, input: &Input) -> Answer {
+        let mut a = self.send_one(input).await;
+        a.timeout_ms = Some(self.timeout.as_millis() as u64);
+        a
+    }
+
+    async fn send_one(&mut self, input: &Input) -> Answer {
         let wants_reply = !matches!(input.due, super::inputs::Due::Nothing { .. });
         match (&input.payload, self.target.clone()) {
             (Payload::Message(b) | Payload::Bytes(b), TargetSpec::Stdio(_)) => {
@@ -534,6 +544,7 @@ fn from_raw(r: crate::transport::RawReply) -> Answer {
         hung: false,
         ms: r.ms,
         stderr: String::new(),
+        timeout_ms: None,
     }
 }
 

@@ -72,6 +72,11 @@ pub fn load_side(path: &Path) -> Result<Side, String> {
     if !path.is_dir() {
         return Err(format!("{}: no such file or folder", path.display()));
     }
+    // A run's output folder (`mcpcert run --out DIR`): its report.
+    if path.join("report.json").is_file() && !path.join("matrix.json").is_file() {
+        side.insert(String::new(), Some(load_file(&path.join("report.json"))?));
+        return Ok(side);
+    }
     if path.join("matrix.json").is_file() {
         for e in read_matrix(path)?.targets {
             let rep = path.join(&e.name).join("report.json");
@@ -163,6 +168,31 @@ pub fn diff(old: &Side, new: &Side) -> Vec<Change> {
     }
     out.sort_by(|a, b| (a.kind, &a.target, &a.case).cmp(&(b.kind, &b.target, &b.case)));
     out
+}
+
+/// The set-up a single run report judged (transport, revisions served), if
+/// `path` is one (a report.json, or a run's output folder).
+pub fn setup_of(path: &Path) -> Option<String> {
+    let file = if path.is_dir() { path.join("report.json") } else { path.to_path_buf() };
+    let r = read_report(&file).ok()?;
+    let served = r.served();
+    Some(format!("{}, {}", r.transport.as_str(), if served.is_empty() { "no revision served".into() } else { served.join(" and ") }))
+}
+
+/// Two runs of different set-ups (transport, revisions served): a case
+/// that did not apply to one of them changed for that reason, not because
+/// the server got better or worse. Such changes are `Changed`, never a
+/// regression or a fix.
+pub fn across_setups(changes: &mut [Change]) {
+    for c in changes.iter_mut() {
+        if matches!(c.kind, Kind::Regression | Kind::Fix | Kind::NewWarning)
+            && (c.old == Some(Verdict::NotApplicable) || c.new == Some(Verdict::NotApplicable))
+        {
+            c.kind = Kind::Changed;
+            c.note = Some("n/a in one set-up only".into());
+        }
+    }
+    changes.sort_by(|a, b| (a.kind, &a.target, &a.case).cmp(&(b.kind, &b.target, &b.case)));
 }
 
 /// The changes for people, grouped, with a count line at the end.

@@ -57,6 +57,20 @@ pub struct ReadReport {
     #[serde(default)]
     pub outcome: Option<Outcome>,
     pub cases: Vec<CaseResult>,
+    /// What the revision probes found (`revision`, `supported`, …).
+    #[serde(default)]
+    pub revisions: Vec<serde_json::Value>,
+}
+
+impl ReadReport {
+    /// The revisions the run found served.
+    pub fn served(&self) -> Vec<String> {
+        self.revisions
+            .iter()
+            .filter(|r| r.get("supported") == Some(&serde_json::Value::Bool(true)))
+            .filter_map(|r| r.get("revision").and_then(|v| v.as_str()).map(String::from))
+            .collect()
+    }
 }
 
 pub fn read_report(path: &Path) -> Result<ReadReport, String> {
