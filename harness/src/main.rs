@@ -14,6 +14,9 @@ const EXIT_OK: u8 = 0;
 const EXIT_FAILED: u8 = 1;
 const EXIT_USAGE: u8 = 2;
 const EXIT_UNREACHABLE: u8 = 3;
+/// The server turned mcpcert away for want of a token and the config gives
+/// none: only what needs no token was judged, and nothing of it failed.
+const EXIT_PROTECTED: u8 = 4;
 
 const EXAMPLES: &str = "Examples:
   mcpcert run --stdio 'python -m my_server'             check a server it starts (stdio)

@@ -414,3 +414,59 @@ fn a_static_api_key_server_breaks_one_should_not_the_oauth_musts() {
     assert_eq!(r.verdicts["2026-07-28/tools/list-walk"].0, "pass");
     assert_no_token(&r, "static key", &[key]);
 }
+
+/// A protected server and no token in the config (one remote server in
+/// five in the MCP registry answers 401 without one): met, not turned away.
+/// The console's first line says so and shows the config that gives
+/// mcpcert a token; the authorization cases that need no token are judged
+/// (pass on a clean server, fail where the discovery breaks); everything
+/// else is n/a "needs a token"; exit 4, never read as passed. (Before:
+/// exit 3, "speaks no revision mcpcert tests", and every case ERROR.)
+#[test]
+fn a_protected_server_without_a_token_is_judged_on_what_needs_none() {
+    let run_plain = |name: &str, faults: &[&str]| {
+        let s = server(faults);
+        let dir = outdir(name);
+        let mut cmd = mcpcert();
+        cmd.args(["run", "--http", &s.url]);
+        report_args(&mut cmd, &dir);
+        let out = {
+            let _one = serial();
+            cmd.output().unwrap()
+        };
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout), report(&dir))
+    };
+    let (code, console, rep) = run_plain("auth-protected-no-token", &[]);
+    assert_eq!(code, Some(4), "{console}");
+    let first = console.lines().next().unwrap_or("");
+    assert!(first.starts_with("protected: the server answers HTTP 401"), "{console}");
+    assert!(console.contains("[auth] token = { env = \"MCP_TOKEN\" }") && console.contains("[target.headers] Authorization"), "{console}");
+    assert!(console.contains("test result: FAILED (protected: only what needs no token was judged"), "{console}");
+    let verdict = |id: &str| common::case(&rep, id)["verdict"].as_str().unwrap().to_string();
+    for case in
+        ["no-token-unauthorized", "oauth-conformance", "metadata-discoverable", "challenge-scope", "resource-metadata", "no-offline-access"]
+    {
+        assert_eq!(verdict(&format!("2026-07-28/auth/{case}")), "pass", "{case}");
+    }
+    for id in [
+        "2026-07-28/auth/invalid-token-rejected",
+        "2026-07-28/auth/token-not-echoed",
+        "2026-07-28/tools/list-walk",
+        "2025-11-25/lifecycle/ping",
+    ] {
+        let c = common::case(&rep, id);
+        assert_eq!(c["verdict"], "n/a", "{id}");
+        assert!(c["message"].as_str().unwrap().contains("needs a token"), "{id}: {c}");
+    }
+    assert!(rep["cases"].as_array().unwrap().iter().all(|c| c["verdict"] != "error"), "nothing is ERROR");
+    // A broken discovery fails, and the run fails.
+    for (fault, id) in [
+        ("auth-metadata-no-servers", "2026-07-28/auth/resource-metadata"),
+        ("auth-metadata-wrong-resource", "2026-07-28/auth/resource-metadata"),
+        ("auth-no-discovery", "2026-07-28/auth/metadata-discoverable"),
+    ] {
+        let (code, console, rep) = run_plain(&format!("auth-protected-{fault}"), &[fault]);
+        assert_eq!(code, Some(1), "{fault}: {console}");
+        assert_eq!(common::case(&rep, id)["verdict"], "fail", "{fault}");
+    }
+}

@@ -208,6 +208,7 @@ pub fn run_all_kept(setup: &Setup) -> (BTreeMap<String, CaseResult>, Option<Http
             Probe::Ready => {}
             Probe::Unreachable(w) => panic!("reference server unreachable ({setup:?}): {w}"),
             Probe::Unsupported(w) => panic!("reference server speaks no tested revision ({setup:?}): {w}"),
+            Probe::Protected(w) => panic!("reference server turned mcpcert away ({setup:?}): {w}"),
         }
         let mut out = BTreeMap::new();
         let cases: Vec<&mcpcert::suite::Case> = catalog.cases.iter().collect();

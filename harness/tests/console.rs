@@ -245,3 +245,35 @@ fn a_cause_that_other_cases_quote_or_word_alike_explains_them_all() {
     assert!(findings.len() > 20 && r["roots"][0]["cause"].as_str().unwrap().contains("nextCursor"), "{findings:?}");
     assert_eq!(all, findings);
 }
+
+/// Coverage is said once: the tools the call policy did not call, grouped
+/// by why, with the config lines that allow them; and over stdio how many
+/// server processes the run started and how long a start took. On the
+/// console, in report.json and on the page.
+#[test]
+fn coverage_is_said_once_with_the_config_that_widens_it() {
+    let (code, console, rep) = run("coverage", "--era modern", &[]);
+    let dir = std::env::temp_dir().join(format!("mcpcert-test-{}-coverage", std::process::id()));
+    assert_eq!(code, 0, "{console}");
+    let lines: Vec<&str> = console.lines().filter(|l| l.starts_with("coverage: ")).collect();
+    assert_eq!(lines.len(), 2, "{console}");
+    assert!(
+        lines[0].starts_with("coverage: tools (2026-07-28): the call policy called ")
+            && lines[0].contains("not marked readOnlyHint: true (toggle_beta, confirm_order)")
+            && lines[0].contains("openWorldHint is true or absent")
+            && lines[0].contains("(fetch_page)")
+            && lines[0].contains("[tools.NAME] call = true allows one")
+            && lines[0].contains("[calls] open_world = true"),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[1].starts_with("coverage: processes: the run started ") && lines[1].contains("answered its first request after"),
+        "{}",
+        lines[1]
+    );
+    let cov = rep["coverage"].as_array().unwrap();
+    assert_eq!(cov.len(), 2);
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(html.contains("<p class=coverage>coverage: tools (2026-07-28)"), "the page says it too");
+}

@@ -380,3 +380,43 @@ fn later_starts_slower_than_the_start_up_timeout_get_an_allowance_from_the_first
     let m = c["message"].as_str().unwrap();
     assert!(m.contains("start-up allowance") && m.contains("--startup-timeout-ms"), "{m}");
 }
+
+/// Misaddressed servers are named: a URL whose server redirects it (a
+/// trailing slash, 307 to …/mcp) says where to and what to pass instead;
+/// --revision asking for a revision the server does not serve says which
+/// it serves, and that a run without --revision judges it. (Both said "the
+/// target speaks no revision mcpcert tests".)
+#[test]
+fn misaddressed_servers_are_named() {
+    let s = common::start_http(&["--era".into(), "modern".into(), "--quirk".into(), "redirect-trailing-slash".into()]);
+    let dir = outdir("misaddressed-redirect");
+    let mut cmd = mcpcert();
+    cmd.args(["run", "--http", &format!("{}/", s.url)]);
+    report_args(&mut cmd, &dir);
+    let out = cmd.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains(&format!("redirects {}/ to {} (HTTP 307)", s.url, s.url)) && err.contains(&format!("pass --http {}", s.url)),
+        "{err}"
+    );
+    let refserver = common::refserver().display().to_string();
+    for (era, asked, said) in [
+        ("modern", "2025-11-25", "it serves 2026-07-28"),
+        ("2025-06-18", "2025-11-25", "its initialize negotiates 2025-06-18"),
+        ("legacy", "2026-07-28", "its initialize negotiates 2025-11-25"),
+    ] {
+        let dir = outdir(&format!("misaddressed-{era}-{asked}"));
+        let mut cmd = mcpcert();
+        cmd.args(["run", "--stdio", &format!("{refserver} --stdio --era {era}"), "--revision", asked]);
+        report_args(&mut cmd, &dir);
+        let out = cmd.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{err}");
+        assert!(
+            err.contains(&format!("--revision {asked} was asked for, and the server does not serve it: {said}"))
+                && err.contains("A run without --revision judges what the server serves"),
+            "{era}: {err}"
+        );
+    }
+}

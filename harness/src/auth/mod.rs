@@ -164,6 +164,9 @@ pub enum Source {
         issuer: String,
     },
     Given,
+    /// No token at all: the server turned mcpcert away (401) and the config
+    /// gives none; only what needs no token is judged.
+    None,
 }
 
 /// The run's tokens, by kind; a kind missing is `n/a` for its cases.
@@ -183,9 +186,25 @@ pub struct Tokens {
 }
 
 impl Tokens {
+    /// A protected server judged without a token (`target_url`: the
+    /// resource's identifier): every token is missing.
+    pub fn without_token(target_url: &str) -> Tokens {
+        Tokens {
+            source: Source::None,
+            tokens: BTreeMap::new(),
+            shell: BTreeMap::new(),
+            scope_check: None,
+            audience: target_url.to_string(),
+            upstream: None,
+        }
+    }
+
     /// The token of `kind`, or why there is none (the case is n/a).
     pub fn get(&self, kind: TokenKind) -> Result<&Token, String> {
         self.tokens.get(&kind).ok_or_else(|| match (kind, &self.source) {
+            (_, Source::None) => {
+                "needs a token: the server answers 401 without one, and the config gives none (`token = { env = \"MCP_TOKEN\" }` in [auth])".into()
+            }
             (TokenKind::MissingScope, Source::Builtin { .. }) => {
                 "no operation that needs a scope is configured ([auth.scope_check] method, params, scope)".into()
             }

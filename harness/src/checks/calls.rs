@@ -86,6 +86,12 @@ impl ValidCalls {
         self.by_tool.iter().flatten()
     }
 
+    /// How many tools the policy called, and why each other listed tool
+    /// was not.
+    pub fn coverage(&self) -> (usize, std::sync::Arc<Vec<String>>) {
+        (self.by_tool.len(), self.calls.skipped.clone())
+    }
+
     /// Whether these calls may be kept for the run: they rest on the kept
     /// tools walk, and none was refused as busy.
     pub fn kept(&self) -> bool {

@@ -149,6 +149,11 @@ impl Facts {
         got
     }
 
+    /// The valid calls, if a case has gathered them (nothing is sent).
+    pub fn calls_gathered(&self) -> Option<Arc<calls::ValidCalls>> {
+        self.valid_calls.try_lock().ok()?.kept.clone()?.ok()
+    }
+
     /// The valid calls of `tool_calls` alone, before its negative probes
     /// are sent (a case that needs a working call waits for these only);
     /// kept as `tool_calls` is.

@@ -420,6 +420,14 @@ pub struct RevisionInfo {
     /// Why the target could not be reached at all for this revision.
     #[serde(skip)]
     pub unreachable: Option<String>,
+    /// HTTP: the probe was turned away for want of credentials (401 or
+    /// 403, with its challenge): the server is protected. Set on the
+    /// revision whose authorization cases a run without a token judges.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub protected: Option<String>,
+    /// HTTP: the probe was redirected (its status and where to).
+    #[serde(skip)]
+    pub redirect: Option<(u16, String)>,
 }
 
 impl RevisionInfo {
@@ -434,6 +442,8 @@ impl RevisionInfo {
             header_names_case_sensitive: None,
             negotiated: None,
             unreachable: None,
+            protected: None,
+            redirect: None,
         }
     }
 

@@ -218,6 +218,9 @@ pub fn html(report: &RunReport) -> String {
     for w in &report.warnings {
         out.push_str(&format!("<p class=t-warn>run warning: {}</p>", esc(w)));
     }
+    for c in &report.coverage {
+        out.push_str(&format!("<p class=coverage>coverage: {}</p>", esc(c)));
+    }
     if let Some(b) = &report.baseline {
         out.push_str(&format!(
             "<p id=baseline>baseline <code>{}</code>: {} entries, {} expected failures, {} stale{}</p>",

@@ -75,6 +75,10 @@ pub struct RunReport {
     /// server that has none of its fixtures).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notices: Vec<String>,
+    /// What the run covered, said once: the tools the call policy did not
+    /// call, and (stdio) the server processes it started.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub coverage: Vec<String>,
     /// Set when the run used an expected-failures baseline.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub baseline: Option<BaselineSummary>,

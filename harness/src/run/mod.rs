@@ -2,6 +2,7 @@
 //! the session, checks run with the revision's shared facts), its
 //! expectations, and its verdict with a reproducer. Produces the record.
 
+mod coverage;
 mod expect;
 pub mod plan;
 mod reproduce;
@@ -57,7 +58,14 @@ impl Runner {
 
     /// Detect what the target serves and open a connection per revision.
     pub async fn prepare(&mut self) -> Probe {
-        self.session.prepare(self.revision).await
+        let p = self.session.prepare(self.revision).await;
+        // A protected server and no token configured: the authorization
+        // cases judge what needs none (every token is missing, so the rest
+        // of them are n/a).
+        if let (Probe::Protected(_), None, Some(url)) = (&p, &self.policy.auth, self.session.target().url()) {
+            self.policy.auth = Some(std::sync::Arc::new(crate::auth::Tokens::without_token(url)));
+        }
+        p
     }
 
     pub fn revision_infos(&self) -> Vec<RevisionInfo> {
@@ -466,6 +474,11 @@ impl Runner {
         let Some(info) = self.session.info(case.revision) else {
             return Some(format!("the run did not probe {}: it tests {}", case.revision, self.probed()));
         };
+        // A protected server judged without a token: its authorization
+        // cases apply (each needs what it needs; a token is missing).
+        if info.protected.is_some() && case.id.split('/').nth(1) == Some("auth") {
+            return None;
+        }
         if !info.supported {
             if info.unreachable.is_some() {
                 return None;

@@ -15,6 +15,28 @@ pub enum Probe {
     /// The target answered, in no revision mcpcert tests (a version it
     /// does not know, or none of those asked for), saying which.
     Unsupported(String),
+    /// HTTP: every probe was turned away for want of credentials (401 or
+    /// 403, what it said), and the config gives none: the revision's
+    /// authorization cases that need no token are judged, the rest is n/a.
+    Protected(String),
+}
+
+/// A redirect: its status and where to.
+fn redirected(ex: &Exchange) -> Option<(u16, String)> {
+    let s = ex.status.filter(|s| (300..400).contains(s))?;
+    Some((s, ex.header("location").unwrap_or("").to_string()))
+}
+
+/// A refusal for want of credentials: HTTP 401 or 403, and its challenge.
+fn turned_away(ex: &Exchange) -> Option<String> {
+    let s = ex.status.filter(|s| *s == 401 || *s == 403)?;
+    let challenge: Vec<&str> =
+        ex.headers.iter().filter(|(k, _)| k.eq_ignore_ascii_case("www-authenticate")).map(|(_, v)| v.as_str()).collect();
+    Some(if challenge.is_empty() {
+        format!("HTTP {s} with no WWW-Authenticate header")
+    } else {
+        format!("HTTP {s} with WWW-Authenticate: {}", crate::record::clip(&challenge.join(", "), 300))
+    })
 }
 
 /// A failed handshake: why, what was exchanged, and whether there was no
@@ -32,6 +54,15 @@ impl Session {
     /// request, start-up included (0 over HTTP), in milliseconds.
     pub fn first_answer_ms(&self) -> u64 {
         self.first_answer_ms.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// stdio: how many server processes the run started, and the longest
+    /// a new one took to answer its first request (ms).
+    pub fn starts(&self) -> (u64, u64) {
+        (
+            self.limits.processes_started.load(std::sync::atomic::Ordering::Relaxed),
+            self.limits.seen_start_ms.load(std::sync::atomic::Ordering::Relaxed),
+        )
     }
 
     /// A probe's first exchange on a process it started (stdio).
@@ -103,6 +134,10 @@ impl Session {
         {
             m.dual_era = Some(legacy.info.supported);
         }
+        // What the initialize probe found when only 2026-07-28 was asked
+        // for (said if 2026-07-28 turns out not to be served).
+        let other_era = (!want_initialize && legacy.info.supported)
+            .then(|| format!("its initialize negotiates {}", legacy.info.negotiated.clone().unwrap_or_default()));
         if want_initialize {
             self.revs.insert(legacy.info.revision, legacy);
         } else if let Some(c) = legacy.main.lock().await.as_mut() {
@@ -133,7 +168,59 @@ impl Session {
             }
             return Probe::Unreachable(all);
         }
+        // Every probe turned away for want of credentials: a protected
+        // server. With none configured, what needs no token is judged (the
+        // asked revision's authorization cases, else 2026-07-28's); with
+        // some, they were refused.
+        if self.transport() == Transport::Http && !infos.is_empty() && infos.iter().all(|i| !i.supported && i.protected.is_some()) {
+            let how = infos.iter().find_map(|i| i.protected.clone()).unwrap_or_default();
+            let sent = match &self.target {
+                crate::transport::TargetSpec::Http(h) => {
+                    h.headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("authorization") || k.eq_ignore_ascii_case("cookie"))
+                }
+                _ => false,
+            };
+            if sent {
+                return Probe::Unreachable(format!(
+                    "the server refused the credentials the config gives: {how} to every probe; check the token or API key, and that the server expects it where the config sends it"
+                ));
+            }
+            let judged = wanted.unwrap_or(Revision::NEWEST_STATELESS);
+            for st in self.revs.values_mut() {
+                st.info.reason = format!("needs a token: the server answers {how} without one, so what it serves cannot be probed");
+                if st.info.revision != judged {
+                    st.info.protected = None;
+                }
+            }
+            return Probe::Protected(how);
+        }
+        let infos: Vec<&RevisionInfo> = self.revs.values().map(|s| &s.info).collect();
+        // Every probe redirected: the URL is not the endpoint; say where it
+        // points (a client that follows redirects would go there).
+        if let crate::transport::TargetSpec::Http(spec) = self.target()
+            && !infos.is_empty()
+            && infos.iter().all(|i| !i.supported && i.redirect.is_some())
+            && let Some((status, location)) = infos.iter().find_map(|i| i.redirect.clone())
+        {
+            let to = reqwest::Url::parse(&spec.url).ok().and_then(|u| u.join(&location).ok()).map(|u| u.to_string()).unwrap_or(location);
+            return Probe::Unreachable(format!(
+                "the server redirects {} to {to} (HTTP {status}) instead of answering: MCP clients post to the endpoint itself; pass --http {to}",
+                crate::transport::redact_url(&spec.url)
+            ));
+        }
         if !infos.iter().any(|i| i.supported) {
+            // Only one revision was asked for: say which the server serves.
+            if let Some(asked) = wanted
+                && let Some(other) = match other_era {
+                    Some(o) => Some(o),
+                    None => self.other_revision(asked).await,
+                }
+            {
+                return Probe::Unsupported(format!(
+                    "--revision {asked} was asked for, and the server does not serve it: {other}. A run without --revision judges what the server serves"
+                ));
+            }
+            let infos: Vec<&RevisionInfo> = self.revs.values().map(|s| &s.info).collect();
             let why: Vec<String> = infos.iter().map(|i| format!("{}: {}", i.revision, i.reason)).collect();
             // Every probe got a 404 page: most likely not the MCP endpoint.
             if let crate::transport::TargetSpec::Http(spec) = self.target()
@@ -157,6 +244,26 @@ impl Session {
     /// The revisions the probes found served (what the run tests).
     pub fn served(&self) -> Vec<Revision> {
         self.revs.values().filter(|s| s.info.supported).map(|s| s.info.revision).collect()
+    }
+
+    /// What the server serves when it does not serve `asked`: the version
+    /// its `initialize` negotiated instead, or 2026-07-28 (asked of a
+    /// server that was probed for the initialize era only).
+    async fn other_revision(&self, asked: Revision) -> Option<String> {
+        if let Some(v) = self.revs.values().find_map(|s| s.info.negotiated.clone().filter(|v| v != asked.as_str())) {
+            return Some(format!("its initialize negotiates {v}"));
+        }
+        if let Some(m) = self.revs.get(&Revision::NEWEST_STATELESS).filter(|m| m.info.supported) {
+            return Some(format!("it serves {} ({})", m.info.revision, m.info.reason));
+        }
+        if asked.is_stateless() {
+            return None;
+        }
+        let m = self.probe_modern().await;
+        if let Some(c) = m.main.lock().await.as_mut() {
+            c.shutdown().await;
+        }
+        m.info.supported.then(|| format!("it serves {} (server/discover answered with a DiscoverResult)", m.info.revision))
     }
 
     /// The 2026-07-28 probe; over stdio a process that did not answer at
@@ -255,6 +362,8 @@ impl Session {
                 }
                 _ => st.info.reason = format!("server/discover did not return a DiscoverResult ({})", ex.summary()),
             }
+            st.info.protected = turned_away(&ex);
+            st.info.redirect = redirected(&ex);
         }
         *st.main.get_mut() = Some(conn);
         st
@@ -352,6 +461,8 @@ impl Session {
                 for ex in &e.exchanges {
                     file(&st, ex);
                 }
+                st.info.protected = e.exchanges.first().and_then(turned_away);
+                st.info.redirect = e.exchanges.first().and_then(redirected);
                 st.info.reason = e.why.clone();
                 if e.no_answer {
                     st.info.unreachable = Some(e.why);

@@ -53,6 +53,8 @@ pub struct Limits {
     /// first request so far in the run (ms), shared by every clone: the
     /// start-up allowance grows with it (`Limits::startup_allowance`).
     pub seen_start_ms: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// stdio: how many server processes the run started (shared).
+    pub processes_started: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 /// How many times the longest start seen a new process is allowed.
@@ -66,6 +68,7 @@ impl Default for Limits {
             ceiling: Duration::from_secs(60),
             max_message: 16 * 1024 * 1024,
             seen_start_ms: Default::default(),
+            processes_started: Default::default(),
         }
     }
 }

@@ -102,6 +102,7 @@ impl StdioTarget {
             cmd.current_dir(dir);
         }
         let mut child = cmd.spawn().map_err(|e| OpenError(format!("could not start `{prog}`: {e}{}", env_hint(prog))))?;
+        limits.processes_started.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let pgid = child.id().map(|p| p as i32);
         if let Some(g) = pgid {
             process::register(g);

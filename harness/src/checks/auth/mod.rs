@@ -222,7 +222,16 @@ impl Probe<'_, '_> {
     /// false (an error set) when it is not, so a refusal of the others
     /// would show nothing.
     async fn control(&mut self) -> bool {
-        let Ok(Some(ex)) = self.with_token(TokenKind::Valid).await else { return false };
+        let ex = match self.with_token(TokenKind::Valid).await {
+            Ok(Some(ex)) => ex,
+            Ok(None) => return false,
+            // No valid token (a protected server judged without one):
+            // nothing that needs one is judged.
+            Err(why) => {
+                self.out.set_na(why);
+                return false;
+            }
+        };
         let served = ex.error.is_none() && ex.status.is_some_and(|s| (200..300).contains(&s)) && ex.response.is_some();
         let why = ex.summary();
         self.out.exchanges.push(ex);
@@ -254,8 +263,9 @@ impl Probe<'_, '_> {
     /// sent, or the case does not pass: a kind that cannot be made or was
     /// not given leaves it n/a when the others were refused.
     async fn refused(&mut self, kinds: &[TokenKind]) {
-        let missing: Vec<String> = kinds.iter().filter_map(|k| self.tokens.get(*k).err()).collect();
-        if missing.len() == kinds.len() {
+        let mut missing: Vec<String> = kinds.iter().filter_map(|k| self.tokens.get(*k).err()).collect();
+        missing.dedup();
+        if kinds.iter().all(|k| self.tokens.get(*k).is_err()) {
             self.out.set_na(missing.join("; "));
             return;
         }
@@ -472,6 +482,9 @@ impl Probe<'_, '_> {
             }
         }
         if exs.is_empty() {
+            if let Err(why) = self.tokens.get(TokenKind::Valid) {
+                self.out.set_na(why);
+            }
             return;
         }
         let secrets: Vec<(TokenKind, String)> =

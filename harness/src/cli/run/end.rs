@@ -84,9 +84,13 @@ pub(super) fn judge(args: &RunArgs, s: &Started, results: Vec<CaseResult>, c: &C
     if let Some(b) = baseline.as_ref().filter(|b| !b.stale.is_empty()) {
         why.push(format!("{} stale baseline entr{}", b.stale.len(), if b.stale.len() == 1 { "y" } else { "ies" }));
     }
-    if s.target_problem.is_some() {
-        let unsupported = matches!(s.probe, Some(Probe::Unsupported(_)));
-        why.push(if unsupported { "the target speaks no revision mcpcert tests" } else { "the target could not be reached" }.into());
+    if let Some(p) = &s.target_problem {
+        why.push(match &s.probe {
+            Some(Probe::Unsupported(w)) if w.starts_with("--revision") => "the server does not serve the revision asked for".into(),
+            Some(Probe::Unsupported(_)) => "the target speaks no revision mcpcert tests".into(),
+            _ if p.starts_with("the server redirects") => "the URL redirects elsewhere: pass the endpoint itself".into(),
+            _ => "the target could not be reached".into(),
+        });
     }
     if c.failed {
         why.push("the contract could not be written".into());
@@ -134,6 +138,10 @@ pub(super) fn report(args: &RunArgs, s: Started, j: Judged, c: Contracted, clock
     revisions.iter_mut().for_each(|r| s.plan.masker.revision(r));
     let warnings: Vec<String> = s.runner.config_warnings().iter().map(|w| s.plan.masker.text(w)).collect();
     let mut why = j.why;
+    // A protected server judged without a token: never shown as passed.
+    let protected = matches!(s.probe, Some(mcpcert::session::Probe::Protected(_)));
+    let not_judged =
+        protected.then(|| "protected: only what needs no token was judged; give mcpcert a token to judge the rest".to_string());
     let rep = RunReport {
         format: "mcpcert-run-report",
         format_version: report::JSON_FORMAT_VERSION,
@@ -153,11 +161,12 @@ pub(super) fn report(args: &RunArgs, s: Started, j: Judged, c: Contracted, clock
         target_problem: s.target_problem.clone(),
         warnings: warnings.clone(),
         notices: s.notices.clone(),
+        coverage: s.runner.coverage().iter().map(|c| s.plan.masker.text(c)).collect(),
         baseline: j.baseline.clone(),
         requirements: j.requirements,
         summary: j.summary.clone(),
         load: s.runner.load_stats(),
-        outcome: report::Outcome { passed: why.is_empty(), why: why.clone() },
+        outcome: report::Outcome { passed: why.is_empty() && !protected, why: why.iter().cloned().chain(not_judged.clone()).collect() },
         roots: j.roots,
         cases: j.results,
     };
@@ -165,13 +174,17 @@ pub(super) fn report(args: &RunArgs, s: Started, j: Judged, c: Contracted, clock
     for w in &warnings {
         console.line(format!("\nwarning: {w}"));
     }
+    for c in &rep.coverage {
+        console.line(format!("\ncoverage: {c}"));
+    }
     if let Some(path) = &args.write_baseline {
         write_baseline(path, &rep, args, console, &mut write_err);
     }
     if write_err {
         why.push("a report could not be written".into());
     }
-    summary_line(args, &rep, &why, j.baseline.as_ref(), clock, console);
+    let shown: Vec<String> = why.iter().cloned().chain(not_judged).collect();
+    summary_line(args, &rep, &shown, j.baseline.as_ref(), clock, console);
     if c.written {
         console.line(format!("contract: {}", c.path.display()));
     }
@@ -190,6 +203,8 @@ pub(super) fn report(args: &RunArgs, s: Started, j: Judged, c: Contracted, clock
         (sig, _, _) if sig != 0 => (128 + sig) as u8,
         (_, Some(_), _) => EXIT_UNREACHABLE,
         (_, None, false) => EXIT_FAILED,
+        // Judged only what needs no token: never read as passed.
+        (_, None, true) if protected => crate::EXIT_PROTECTED,
         (_, None, true) => EXIT_OK,
     };
     // The process ends next: the report and the catalogue (all of the run's

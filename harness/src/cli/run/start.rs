@@ -106,8 +106,20 @@ pub(super) fn start(args: &RunArgs, mut plan: Plan) -> Result<Started, u8> {
 fn header(runner: &Runner, plan: &Plan, probe: Option<&Probe>) -> Option<String> {
     let masker = &plan.masker;
     match probe {
+        // A URL that redirects names where to go: said as it is.
+        Some(Probe::Unreachable(why)) if why.starts_with("the server redirects") => {
+            let why = masker.text(why);
+            console::err_line(format!("error: {why}"));
+            Some(why)
+        }
         Some(Probe::Unreachable(why)) => {
             let why = format!("the target could not be started or reached: {}", masker.text(why));
+            console::err_line(format!("error: {why}"));
+            Some(why)
+        }
+        // One revision asked for, another served: said as it is.
+        Some(Probe::Unsupported(why)) if why.starts_with("--revision") => {
+            let why = masker.text(why);
             console::err_line(format!("error: {why}"));
             Some(why)
         }
@@ -115,6 +127,19 @@ fn header(runner: &Runner, plan: &Plan, probe: Option<&Probe>) -> Option<String>
             let why = format!("the target speaks no revision mcpcert tests: {}", masker.text(why));
             console::err_line(format!("error: {why}"));
             Some(why)
+        }
+        Some(Probe::Protected(how)) => {
+            let rev = runner
+                .revision_infos()
+                .into_iter()
+                .find(|i| i.protected.is_some())
+                .map(|i| i.revision)
+                .unwrap_or(Revision::NEWEST_STATELESS);
+            console::err_line(format!(
+                "protected: the server answers {} without a token, and the config gives none. mcpcert judges what needs no token (the authorization cases of {rev}: the 401, its challenge, the protected resource metadata); every other case needs a token and is n/a.\n  To judge it all, give mcpcert a token in a config file (--config FILE):\n    an OAuth access token:  [auth] token = {{ env = \"MCP_TOKEN\" }}\n    a static API key:       [target.headers] Authorization = {{ env = \"MCP_API_KEY\" }}  (the header your server reads)\n    or mcpcert's built-in test issuer, which the server must trust: README, Authorization",
+                masker.text(how)
+            ));
+            None
         }
         Some(Probe::Ready) => {
             let mut infos = runner.revision_infos();
@@ -173,7 +198,9 @@ pub(super) fn cases(args: &RunArgs, s: &mut Started, console: &mut Console) -> V
     }
     for (rev, why) in &s.unserved {
         let n = cases.iter().filter(|c| c.revision == *rev).count();
-        if n > 0 {
+        if n > 0 && why.starts_with("needs a token") {
+            console.grouped(&format!("{rev}: {why}"), n, Verdict::NotApplicable);
+        } else if n > 0 {
             console.grouped(&format!("revision {rev} is not served ({why})"), n, Verdict::NotApplicable);
         }
     }

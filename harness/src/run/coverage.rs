@@ -1,0 +1,102 @@
+//! What the run covered, said once: the tools the call policy did not
+//! call (with the config lines that allow them), and over stdio how many
+//! server processes the run started and how long a start took, so that a
+//! slow run explains itself.
+
+use super::Runner;
+use crate::transport::Transport;
+
+impl Runner {
+    /// The coverage lines of the console and the page (none when the run
+    /// called every tool it listed, or called none it could judge).
+    pub fn coverage(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut said: Vec<String> = Vec::new();
+        for (rev, facts) in &self.facts {
+            let Some(v) = facts.calls_gathered() else { continue };
+            let (called, skipped) = v.coverage();
+            if skipped.is_empty() {
+                continue;
+            }
+            let text = tools_not_called(called, &skipped);
+            // The same tools in another revision: said once.
+            if said.contains(&text) {
+                continue;
+            }
+            said.push(text.clone());
+            out.push(format!("tools ({rev}): {text}"));
+        }
+        if self.session.transport() == Transport::Stdio {
+            let (n, ms) = self.session.starts();
+            if n > 0 {
+                out.push(format!(
+                    "processes: the run started {n} server process{} (a revision probe, the main one of each revision served, one for the negative probes, and one for each case whose rule is about a fresh process); the slowest answered its first request after {:.1} s, and every start is paid again",
+                    if n == 1 { "" } else { "es" },
+                    ms as f64 / 1000.0
+                ));
+            }
+        }
+        out
+    }
+}
+
+/// The tools the policy did not call, grouped by why, with what allows them.
+fn tools_not_called(called: usize, skipped: &[String]) -> String {
+    const WHY: [&str; 4] = [
+        "not marked readOnlyHint: true",
+        "read-only, but openWorldHint is true or absent (they may reach hosts outside the test)",
+        "call = false in the config",
+        "for other reasons (in the tools/call cases' transcripts)",
+    ];
+    let mut groups: [Vec<&str>; 4] = Default::default();
+    for s in skipped {
+        let (name, why) = s.split_once(": ").unwrap_or((s.as_str(), ""));
+        let g = if why.contains("not marked readOnlyHint") {
+            0
+        } else if why.contains("openWorldHint") {
+            1
+        } else if why.contains("call = false") {
+            2
+        } else {
+            3
+        };
+        groups[g].push(name);
+    }
+    let parts: Vec<String> = groups
+        .iter()
+        .zip(WHY)
+        .filter(|(names, _)| !names.is_empty())
+        .map(|(names, why)| {
+            let more = if names.len() > 8 { format!(", and {} more", names.len() - 8) } else { String::new() };
+            format!("{} {why} ({}{more})", names.len(), names.iter().take(8).copied().collect::<Vec<_>>().join(", "))
+        })
+        .collect();
+    let mut allow = vec!["[tools.NAME] call = true allows one"];
+    if !groups[1].is_empty() {
+        allow.push("[calls] open_world = true every read-only one");
+    }
+    format!(
+        "the call policy called {called} of {} tools; not called: {}. The tools/call cases judge the calls made only. In the config, {} (docs/safety.md)",
+        called + skipped.len(),
+        parts.join("; "),
+        allow.join(", ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn tools_not_called_are_grouped_with_what_allows_them() {
+        let skipped = vec![
+            "write: not marked readOnlyHint: true and not allowed in the config ([tools.NAME] call = true)".to_string(),
+            "fetch: read-only, but its openWorldHint is true or absent (the spec's default is true): …".to_string(),
+            "rm: the config says call = false".to_string(),
+        ];
+        let t = super::tools_not_called(2, &skipped);
+        assert!(
+            t.starts_with("the call policy called 2 of 5 tools; not called: 1 not marked readOnlyHint: true (write); 1 read-only"),
+            "{t}"
+        );
+        assert!(t.contains("(fetch)") && t.contains("1 call = false in the config (rm)") && t.contains("[calls] open_world = true"), "{t}");
+    }
+}
