@@ -78,8 +78,19 @@ fn without_timings(v: serde_json::Value) -> serde_json::Value {
         serde_json::Value::Object(m) => serde_json::Value::Object(
             m.into_iter()
                 .filter(|(k, _)| {
-                    !["duration_ms", "ms", "at_ms", "sent_at_ms", "started_at_unix_ms", "peak_rss_kib", "wave", "stderr", "stderr_tail"]
-                        .contains(&k.as_str())
+                    ![
+                        "duration_ms",
+                        "ms",
+                        "at_ms",
+                        "sent_at_ms",
+                        "started_at_unix_ms",
+                        "peak_rss_kib",
+                        "slowest_start_ms",
+                        "wave",
+                        "stderr",
+                        "stderr_tail",
+                    ]
+                    .contains(&k.as_str())
                 })
                 .map(|(k, v)| (k, without_timings(v)))
                 .collect(),

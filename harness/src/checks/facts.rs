@@ -48,6 +48,10 @@ pub struct Facts {
     /// again (on stdio, two more processes and the trigger's tool call).
     listen_unimplemented: OnceLock<Arc<Listen>>,
     load: OnceCell<Fact<LoadRun>>,
+    /// A list walked cold on a new connection or process (2026-07-28).
+    cold: OnceCell<Fact<super::walk::ColdWalk>>,
+    /// What each configured role sees.
+    roles: tokio::sync::Mutex<Slot<Vec<super::views::Seen>>>,
     /// Header probes' baselines, by request (method and params).
     baselines: Mutex<HashMap<String, Arc<Baseline>>>,
 }
@@ -65,12 +69,7 @@ impl Facts {
     /// needs it walks again (a case rerun alone after a busy refusal
     /// included), with that case's own ids.
     pub async fn list_walk(&self, cx: &Cx<'_>, list: ListMethod) -> Fact<Walk> {
-        let label = match list {
-            ListMethod::Tools => "(shared: tools/list walk)",
-            ListMethod::Prompts => "(shared: prompts/list walk)",
-            ListMethod::Resources => "(shared: resources/list walk)",
-            ListMethod::Templates => "(shared: resources/templates/list walk)",
-        };
+        let label = WALKS[list as usize];
         let mut slot = self.walks[list as usize].lock().await;
         if let Some(kept) = &slot.kept {
             return kept.clone();
@@ -170,6 +169,31 @@ impl Facts {
         got
     }
 
+    /// The first advertised list walked on a new connection or process,
+    /// its first page the first request there (`walk::cold_walk`), once.
+    pub async fn cold_walk(&self, cx: &Cx<'_>) -> Fact<super::walk::ColdWalk> {
+        self.cold.get_or_init(|| fact_ids(cx, COLD, async { super::walk::cold_walk(&cx.shared(COLD)).await.map(Arc::new) })).await.clone()
+    }
+
+    /// What each configured role sees (`roles::see_all`), once for every
+    /// rule judged over it.
+    /// Kept once gathered with nothing refused as busy (a case rerun alone
+    /// after a busy refusal sees the roles again).
+    pub async fn roles_seen(&self, cx: &Cx<'_>) -> Fact<Vec<super::views::Seen>> {
+        let mut slot = self.roles.lock().await;
+        if let Some(kept) = &slot.kept {
+            return kept.clone();
+        }
+        let gather = async { super::views::see_all(&cx.shared(ROLES)).await.map(Arc::new) };
+        let got = if std::mem::replace(&mut slot.tried, true) { gather.await } else { fact_ids(cx, ROLES, gather).await };
+        // An error (a walk refused as busy among them) is gathered again too.
+        let busy = got.as_ref().map_or(true, |v| v.iter().any(|s| s.exchanges.iter().any(|e| e.refused_as_busy())));
+        if !busy {
+            slot.kept = Some(got.clone());
+        }
+        got
+    }
+
     /// The subscriptions with an empty filter and with `toolsListChanged`,
     /// watched together once (with the trigger, if any).
     pub async fn trigger_listens(&self, cx: &Cx<'_>) -> Fact<ListenPair> {
@@ -251,8 +275,17 @@ impl<T> Default for Slot<T> {
 
 /// The shared facts' names: the frame log files their traffic under them,
 /// and their request ids come from blocks named after them.
+/// The list walks' names, in `ListMethod` order.
+const WALKS: [&str; 4] = [
+    "(shared: tools/list walk)",
+    "(shared: prompts/list walk)",
+    "(shared: resources/list walk)",
+    "(shared: resources/templates/list walk)",
+];
 const CALLS: &str = "(shared: tool calls)";
+const COLD: &str = "(shared: a list walked cold on a new connection or process)";
 const LISTENS: &str = "(shared: listen streams)";
+const ROLES: &str = "(shared: what each role sees)";
 const LOAD: &str = "(shared: load replay)";
 pub(crate) const BASELINE: &str = "(shared: header probe baseline)";
 
@@ -260,4 +293,18 @@ pub(crate) const BASELINE: &str = "(shared: header probe baseline)";
 /// `session::with_fact_ids`).
 fn fact_ids<F: std::future::Future>(cx: &Cx<'_>, fact: &str, f: F) -> impl std::future::Future<Output = F::Output> + use<F> {
     crate::session::with_fact_ids(&format!("{} {fact}", cx.rev), f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn facts_gathered_in_bulk_have_blocks_of_their_own() {
+        // A name the id blocks do not know would get a block of a thousand
+        // ids picked by hash, too few for a walk or the calls.
+        for name in WALKS.into_iter().chain([CALLS, COLD, LISTENS, ROLES, LOAD]) {
+            assert!(crate::session::BULK_FACTS.contains(&name), "{name}");
+        }
+    }
 }

@@ -2,7 +2,7 @@
 //! handlers, a cold request, exit on stdin EOF, `initialize` sent to a
 //! 2026-07-28 server, and the end of a 2025-11-25 HTTP session.
 
-use super::{Check, Cx, Need, Outcome};
+use super::{Check, Cx, Need, Outcome, Scope};
 use crate::record::Transport;
 use crate::session::Msg;
 use crate::wire::{self, Revision};
@@ -147,23 +147,18 @@ impl Check for ColdRequest {
 
     async fn run(&self, cx: &Cx<'_>) -> Outcome {
         let mut out = Outcome::default();
-        let method = ["tools", "prompts", "resources"]
-            .into_iter()
-            .find(|c| cx.advertises(c))
-            .map(|c| format!("{c}/list"))
-            .unwrap_or_else(|| "server/discover".into());
-        let body = cx.request(&method, None);
-        let mut conn = match cx.session.open() {
+        // The walk tools/list-same-on-fresh-connection judges too: its first
+        // page is this request (one process, not two).
+        let cold = match cx.facts.cold_walk(cx).await {
             Ok(c) => c,
-            Err(e) => return Outcome::error(format!("could not open a fresh connection: {e}")),
+            Err(e) => return Outcome::error(e),
         };
-        let noun = cx.transport().noun();
-        let mut ex = cx.exchange(&mut conn, &Msg::new(cx.rev, &format!("cold {method}"), &body)).await;
-        ex.fresh = true;
-        conn.shutdown().await;
+        let (method, noun) = (cold.method, cx.transport().noun());
+        let mut ex = cold.first.clone();
+        ex.label = format!("cold {method}");
         if let Some(e) = &ex.error {
             out.set_error(format!("cold {method} on a new {noun}: {e}"));
-        } else if ex.result().is_none() {
+        } else if !cold.served {
             out.fail(format!("a {method} sent first on a new {noun} (no server/discover before it) must succeed; got {}", ex.summary()));
         }
         out.exchanges.push(ex);
@@ -178,11 +173,10 @@ pub struct ExitOnStdinEof {}
 
 impl Check for ExitOnStdinEof {
     const NAME: &'static str = "exit_on_stdin_eof";
-    const ABOUT: &'static str = "a fresh process answers one request, then exits within 5 s of its stdin being closed";
-
-    fn exclusive(&self) -> bool {
-        true
-    }
+    const ABOUT: &'static str = "a process that has answered requests exits within 5 s of its stdin being closed (at the end of its revision, on the process its negative probes shared)";
+    // At the end of the revision, with the audits: the process the negative
+    // probes shared is done with then (a process of its own would cost a start).
+    const SCOPE: Scope = Scope::Run;
 
     fn needs(&self) -> Vec<Need> {
         vec![Need::Transport(Transport::Stdio)]
@@ -190,19 +184,26 @@ impl Check for ExitOnStdinEof {
 
     async fn run(&self, cx: &Cx<'_>) -> Outcome {
         let mut out = Outcome::default();
-        let mut conn = match cx.session.open() {
+        let (mut conn, opened) = match cx.session.process_for_eof(cx.rev, cx.case).await {
             Ok(c) => c,
-            Err(e) => return Outcome::error(format!("could not start a fresh process: {e}")),
+            Err(e) => return Outcome::error(format!("could not reach a process of the server: {e}")),
         };
+        out.exchanges.extend(opened);
+        // One more request, answered, shows the process alive before its
+        // stdin closes.
         let body = match cx.rev {
             r if r.is_stateless() => cx.request("server/discover", None),
-            r => cx.request("initialize", Some(wire::initialize_params(r.as_str()))),
+            _ => cx.request("ping", None),
         };
-        let mut ex = cx.exchange(&mut conn, &Msg::new(cx.rev, "answer one request, then stdin EOF", &body)).await;
+        let mut ex = cx.exchange(&mut conn, &Msg::new(cx.rev, "answer one more request, then stdin EOF", &body)).await;
+        // Its reproducer starts a process, brings it to the revision's
+        // state, sends this, and closes the process's input.
         ex.fresh = true;
+        ex.preamble = cx.session.preamble(cx.rev);
         if let Some(e) = &ex.error {
-            out.set_error(format!("the fresh process did not answer: {e}"));
+            out.set_error(format!("the process did not answer: {e}"));
             out.exchanges.push(ex);
+            conn.kill();
             return out;
         }
         match conn.close_stdin_and_wait(Duration::from_secs(5)).await {
@@ -236,17 +237,36 @@ impl Check for InitializeOnModern {
 
     async fn run(&self, cx: &Cx<'_>) -> Outcome {
         let mut out = Outcome::default();
-        let mut conn = match cx.session.open() {
-            Ok(c) => c,
-            Err(e) => return Outcome::error(format!("could not open a fresh connection: {e}")),
+        // The revision probe sent exactly this first, on a connection or
+        // process of its own: judged again, not sent again (over stdio a
+        // new process would cost a start).
+        let ex = match cx
+            .session
+            .initialize_probe()
+            .filter(|p| p.sent.as_deref().is_some_and(|s| s.contains(Revision::NEWEST_INITIALIZE.as_str())))
+        {
+            Some(p) => {
+                let mut ex = p.clone();
+                ex.label = "initialize (as a 2025-11-25 client: the revision probe's, first on a connection or process of its own)".into();
+                ex.fresh = true;
+                ex
+            }
+            None => {
+                let mut conn = match cx.session.open() {
+                    Ok(c) => c,
+                    Err(e) => return Outcome::error(format!("could not open a fresh connection: {e}")),
+                };
+                let body =
+                    wire::request(&cx.session.next_id(), "initialize", Some(wire::initialize_params(Revision::NEWEST_INITIALIZE.as_str())));
+                // Sent the way a 2025-11-25 client would (no 2026 headers), and not
+                // this revision's traffic, so kept out of its frame log.
+                let msg = Msg::new(Revision::NEWEST_INITIALIZE, "initialize (as a 2025-11-25 client)", &body);
+                let mut ex = cx.session.exchange(&mut conn, &msg, None).await;
+                ex.fresh = true;
+                conn.shutdown().await;
+                ex
+            }
         };
-        let body = wire::request(&cx.session.next_id(), "initialize", Some(wire::initialize_params(Revision::NEWEST_INITIALIZE.as_str())));
-        // Sent the way a 2025-11-25 client would (no 2026 headers), and not
-        // this revision's traffic, so kept out of its frame log.
-        let msg = Msg::new(Revision::NEWEST_INITIALIZE, "initialize (as a 2025-11-25 client)", &body);
-        let mut ex = cx.session.exchange(&mut conn, &msg, None).await;
-        ex.fresh = true;
-        conn.shutdown().await;
         if let Some(e) = &ex.error {
             out.set_error(format!("initialize: {e}"));
         } else if let Some(result) = ex.result() {

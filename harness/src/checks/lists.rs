@@ -3,7 +3,7 @@
 //! connection), an unknown cursor, and walks of the other three lists.
 
 use super::judge::hints::cache_hint_problems;
-use super::walk::{ListMethod, walk_on};
+use super::walk::ListMethod;
 use super::{Check, Cx, Outcome};
 use crate::record::clip;
 use crate::session::Msg;
@@ -269,29 +269,20 @@ impl Check for ToolsSameOnFresh {
 
     async fn run(&self, cx: &Cx<'_>) -> Outcome {
         let noun = cx.transport().noun();
-        // The walk on a fresh connection goes while the shared one is
-        // awaited: neither needs the other.
+        // The walk on a new connection (process) is the one cold-request
+        // judges the first page of; it goes while the shared one is awaited.
         let walk_fresh = async {
-            let fresh = cx.session.fresh(cx.rev, true, cx.case).await?;
-            let mut conn = fresh.conn;
-            let mut w = walk_on(cx, &mut conn, ListMethod::Tools).await;
-            // One process (connection) for the whole walk: only its first
-            // page starts a new one in the reproducer.
-            if let Some(first_ex) = w.exchanges.first_mut() {
-                first_ex.fresh = true;
-                first_ex.preamble = fresh.preamble;
+            let cold = cx.facts.cold_walk(cx).await?;
+            if cold.method != ListMethod::Tools.method() {
+                return Err(format!("the walk on a new {noun} is of {} (tools are not advertised)", cold.method));
             }
-            // Only the names are compared: the walk (a list can hold
-            // thousands of tools) is let go before anything is awaited.
             let seen = FreshWalk {
-                transcript: w.transcript(&[]),
-                names: w.names(),
-                failed: w.failed().map(String::from),
-                broken: w.broken().map(String::from),
+                transcript: cold.before.iter().cloned().chain(cold.walk.transcript(&[])).collect(),
+                names: cold.walk.names(),
+                failed: cold.walk.failed().map(String::from),
+                broken: cold.walk.broken().map(String::from),
             };
-            drop(w);
-            conn.shutdown().await;
-            Ok::<_, crate::session::SessionError>((fresh.exchanges, seen))
+            Ok::<_, String>((Vec::new(), seen))
         };
         let (first, fresh) = futures_util::future::join(cx.facts.listed_tools(cx), walk_fresh).await;
         let first = match first {
@@ -300,7 +291,7 @@ impl Check for ToolsSameOnFresh {
         };
         let (opened, w) = match fresh {
             Ok(f) => f,
-            Err(e) => return Outcome::error(format!("could not open a fresh {noun}: {e}")),
+            Err(e) => return Outcome::error(format!("could not walk on a fresh {noun}: {e}")),
         };
         let mut out = Outcome { exchanges: opened, ..Default::default() };
         out.exchanges.extend(w.transcript);

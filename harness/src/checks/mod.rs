@@ -34,6 +34,7 @@ mod roles;
 mod stateless;
 mod subscriptions;
 mod tools;
+mod views;
 mod walk;
 
 pub use crate::record::LoadStats;
@@ -251,26 +252,13 @@ impl<'a> Cx<'a> {
     }
 
     /// A negative probe (a request whose answer must be an error, or that
-    /// is out of contract): `msgs` sent on a connection or process of their
-    /// own, brought to the revision's starting state (2025-11-25: a
-    /// handshake of its own) and closed afterwards, so that state the probe
-    /// leaves in the server cannot reach the cases that judge normal
-    /// behaviour. The handshake's exchanges come first; the last exchange
-    /// answers the last message.
+    /// is out of contract), kept off the main connection so that state it
+    /// leaves cannot reach the cases that judge normal behaviour: over
+    /// stdio on the process the revision's negative probes share, checked
+    /// by a sentinel after it; over HTTP on a connection of its own
+    /// (`Session::isolated`). The last exchange answers the last message.
     pub async fn isolated(&self, msgs: &[Msg<'_>]) -> Result<Vec<Exchange>, SessionError> {
-        let fresh = self.session.fresh(self.rev, true, self.case).await?;
-        let mut conn = fresh.conn;
-        let mut out = fresh.exchanges;
-        for (i, m) in msgs.iter().enumerate() {
-            let mut ex = self.session.exchange(&mut conn, m, Some(self.case)).await;
-            if i == 0 {
-                ex.fresh = true;
-                ex.preamble = fresh.preamble.clone();
-            }
-            out.push(ex);
-        }
-        conn.shutdown().await;
-        Ok(out)
+        self.session.isolated(msgs, self.case).await
     }
 
     /// One malformed request (see `isolated`): its exchanges, the last one

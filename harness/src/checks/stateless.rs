@@ -21,35 +21,9 @@ use serde_json::{Value, json};
 #[serde(deny_unknown_fields)]
 pub struct StatelessAfterMalformed {}
 
-/// The shape of an answer, which must not depend on earlier requests: the
-/// HTTP status, error code or result type and members, and for a list how
-/// many items the page holds (values such as times may differ; shapes may
-/// not).
+/// The shape of an answer (`Exchange::answer_shape`).
 pub fn shape(ex: &Exchange) -> String {
-    let status = ex.status.map(|s| format!("HTTP {s}, ")).unwrap_or_default();
-    if let Some(e) = &ex.error {
-        return format!("{status}no answer ({e})");
-    }
-    if let Some(code) = ex.error_code() {
-        return format!("{status}JSON-RPC error {code}");
-    }
-    let Some(r) = ex.result() else { return format!("{status}{}", ex.summary()) };
-    let mut keys: Vec<&str> = r.as_object().map(|o| o.keys().map(String::as_str).collect()).unwrap_or_default();
-    keys.sort();
-    let mut s = format!(
-        "{status}result {} with {}",
-        r.get("resultType").map(wire::brief).unwrap_or_else(|| "without resultType".into()),
-        keys.join(", ")
-    );
-    for list in ["tools", "prompts", "resources", "resourceTemplates"] {
-        // How many, not which: which items a page holds is another rule's
-        // (tools/list-same-on-fresh-connection), and a list whose order
-        // varies (tools/list-deterministic-order) puts others on a page.
-        if let Some(items) = r.get(list).and_then(|l| l.as_array()) {
-            s.push_str(&format!("; {} {list}", items.len()));
-        }
-    }
-    s
+    ex.answer_shape()
 }
 
 impl Check for StatelessAfterMalformed {
@@ -76,13 +50,16 @@ impl Check for StatelessAfterMalformed {
         // Every request is made first (ids in order), then sent: the
         // baseline (the valid requests on a connection that saw nothing
         // else), and after each malformed request the valid ones again.
-        let base: Vec<(String, Value)> = valid.iter().map(|(m, p)| (format!("{m} on a fresh {noun}"), cx.request(m, p.clone()))).collect();
+        let http = cx.transport() == crate::record::Transport::Http;
+        // Over stdio the baseline is the main process's answers (it has
+        // seen valid requests only): a process of its own would cost a start.
+        let base_where = if http { format!("a fresh {noun}") } else { "the main process, which saw only valid requests".to_string() };
+        let base: Vec<(String, Value)> = valid.iter().map(|(m, p)| (format!("{m} on {base_where}"), cx.request(m, p.clone()))).collect();
         // Each malformed request is followed by all the valid ones, on one
         // connection: over HTTP each malformed request on a connection of
         // its own, all at once; over stdio one process takes them all, one
         // after another (a process each would cost a start each, and a pipe
         // has no round trip to hide).
-        let http = cx.transport() == crate::record::Transport::Http;
         let probes: Vec<(&str, Value, Vec<usize>)> =
             malformed.iter().map(|(what, bad)| (*what, bad.clone(), (0..valid.len()).collect())).collect();
         let after: Vec<Vec<(String, Value)>> = probes
@@ -109,17 +86,32 @@ impl Check for StatelessAfterMalformed {
             futures_util::future::join(base_sent, futures_util::future::join_all(after_chains.iter().map(|c| send_chain(cx, c, &never))))
                 .await
         } else {
-            // One process, one request after another: sending stops at the
-            // first answer whose shape differs from the baseline's (what
-            // follows would only repeat the finding).
-            let base_sent = base_sent.await;
-            let shapes: Vec<String> = base_sent.iter().flatten().flat_map(|(_, exs)| exs.iter().map(shape)).collect();
+            // The baseline on the main process; then the malformed requests,
+            // each followed by the valid ones, one after another on the
+            // process the negative probes share (its sentinel retires it
+            // after them if they changed it).
+            drop(base_sent);
+            let mut base_ex = Vec::new();
+            for (label, body) in base_chains.iter().flatten() {
+                match cx.session.on_main(&Msg::new(cx.rev, label, body), cx.case).await {
+                    Ok(ex) => base_ex.push(ex),
+                    Err(e) => return Outcome::error(e.to_string()),
+                }
+            }
+            // Sending stops at the first answer whose shape differs from
+            // the baseline's: what follows would only repeat the finding.
+            let shapes: Vec<String> = base_ex.iter().map(shape).collect();
             let expect: Vec<Option<usize>> =
                 probes.iter().flat_map(|(_, _, js)| std::iter::once(None).chain(js.iter().map(|&j| Some(j)))).collect();
             let differs =
                 |i: usize, ex: &Exchange| expect.get(i).copied().flatten().is_some_and(|j| shapes.get(j).is_some_and(|b| *b != shape(ex)));
-            let after_sent = futures_util::future::join_all(after_chains.iter().map(|c| send_chain(cx, c, &differs))).await;
-            (base_sent, after_sent)
+            let chain: Vec<Msg> = after_chains.iter().flatten().map(|(l, b)| Msg::new(cx.rev, l, b)).collect();
+            // On a probe process that has served no other probe: what a
+            // process that saw only server/discover does after a malformed
+            // request is the fact judged (earlier probes could have changed
+            // it in ways server/discover does not show).
+            let after = cx.session.isolated_until(&chain, cx.case, &differs, true).await.map(|exs| (Vec::new(), exs));
+            (vec![Ok((Vec::new(), base_ex))], vec![after])
         };
         let mut out = Outcome::default();
         let mut baseline = Vec::new();
@@ -178,7 +170,7 @@ impl Check for StatelessAfterMalformed {
                 out.exchanges.push(ex);
                 if &now != base {
                     out.fail(format!(
-                        "after {what} on the same {noun}, {method} was answered differently than on a fresh {noun}: the server relied on that earlier request (each request must stand on its own _meta)\n    fresh {noun}: {base}\n    after it:     {now}"
+                        "after {what} on the same {noun}, {method} was answered differently than on {base_where}: the server relied on that earlier request (each request must stand on its own _meta)\n    before: {base}\n    after it: {now}"
                     ));
                     break 'probes;
                 }

@@ -3,13 +3,11 @@
 //! trigger) list changes delivered on the subscription.
 
 use super::judge::listen::{Listen, judge_acknowledgment, judge_ids, judge_unrequested, notifications, refusal};
-use super::listen::listen_sessions;
 use super::{Check, Cx, Need, Outcome};
 use crate::record::Exchange;
 use crate::session::GRACE;
 use crate::wire::{Revision, brief};
 use serde::Deserialize;
-use serde_json::json;
 use std::sync::Arc;
 
 /// Which rule a `subscription_probe` case judges.
@@ -36,9 +34,8 @@ impl Check for SubscriptionProbe {
 
     fn calls_trigger(&self) -> bool {
         // The shared trigger listens run the trigger, which changes the
-        // tool set; the acknowledgment case opens its own listens and runs
-        // nothing.
-        self.check != ListenCheck::Acknowledged
+        // tool set; every case judges them.
+        true
     }
 
     fn needs(&self) -> Vec<Need> {
@@ -59,29 +56,21 @@ impl Check for SubscriptionProbe {
                 super::listen::FIXTURE_TRIGGER
             ));
         }
-        // The two subscriptions a trigger serves (an empty filter, and
-        // toolsListChanged) are watched together, once, and judged by three
-        // cases; the acknowledgment case watches its own two.
-        let sessions: Vec<Arc<Listen>> = if self.check == ListenCheck::Acknowledged {
-            // Every kind asked for, with both JSON types of id: the
-            // acknowledgment must keep each.
-            let all = json!({"toolsListChanged": true, "promptsListChanged": true, "resourcesListChanged": true});
-            let subs = vec![(cx.session.next_id(), all.clone()), (json!(format!("mcpcert-listen-{}", cx.session.next_id())), all)];
-            let all: Vec<Arc<Listen>> = match listen_sessions(cx, subs, None).await {
-                Ok(all) => all.into_iter().map(Arc::new).collect(),
-                Err(e) => return Outcome::error(e),
-            };
-            if let Some(first) = all.first().filter(|s| unimplemented(s)) {
-                cx.facts.note_listen_unimplemented(first.clone());
-            }
-            all
-        } else {
-            let pair = match cx.facts.trigger_listens(cx).await {
-                Ok(p) => p,
-                Err(e) => return Outcome::error(e),
-            };
-            vec![if self.check == ListenCheck::Unrequested { pair.0.clone() } else { pair.1.clone() }]
+        // The two subscriptions a trigger serves (an empty filter with a
+        // number id, every kind with a string id) are watched together,
+        // once, and judged by four cases: the acknowledgment case both.
+        let pair = match cx.facts.trigger_listens(cx).await {
+            Ok(p) => p,
+            Err(e) => return Outcome::error(e),
         };
+        let sessions: Vec<Arc<Listen>> = match self.check {
+            ListenCheck::Acknowledged if !Arc::ptr_eq(&pair.0, &pair.1) => vec![pair.0.clone(), pair.1.clone()],
+            ListenCheck::Unrequested | ListenCheck::Acknowledged => vec![pair.0.clone()],
+            _ => vec![pair.1.clone()],
+        };
+        if let Some(first) = sessions.first().filter(|s| unimplemented(s)) {
+            cx.facts.note_listen_unimplemented(first.clone());
+        }
         let trigger_name = trigger.as_ref().map(|t| t.tool.as_str()).unwrap_or("?");
         for (i, s) in sessions.iter().enumerate() {
             out.exchanges.extend(s.exchanges.iter().cloned());
@@ -161,7 +150,9 @@ impl Check for SubscriptionProbe {
                 ListenCheck::ListChanged => {
                     let arrived = notifications(&s.frames)
                         .any(|v| v.get("method").and_then(|m| m.as_str()) == Some("notifications/tools/list_changed"));
-                    if !arrived {
+                    if !arrived && let Some(how) = ended(s) {
+                        out.set_na(format!("the server ended the subscription ({how}) before the trigger, so nothing could be delivered on it (the acknowledgment case judges how it ended)"));
+                    } else if !arrived {
                         out.fail(format!(
                             "after {trigger_name} changed the tool set, no notifications/tools/list_changed arrived on the subscription {}",
                             if s.own_stream {
@@ -176,6 +167,22 @@ impl Check for SubscriptionProbe {
         }
         out
     }
+}
+
+/// How the server ended the subscription, if it did: the listen result,
+/// or notifications/cancelled for it.
+fn ended(s: &Listen) -> Option<&'static str> {
+    s.frames.iter().filter_map(|f| f.value.as_ref()).find_map(|v| {
+        if v.get("id") == Some(&s.id) && v.get("result").is_some() {
+            Some("the listen result")
+        } else if v.get("method").and_then(|m| m.as_str()) == Some("notifications/cancelled")
+            && v.pointer("/params/requestId") == Some(&s.id)
+        {
+            Some("notifications/cancelled")
+        } else {
+            None
+        }
+    })
 }
 
 /// Whether the server answered the subscription -32601 (method not found).

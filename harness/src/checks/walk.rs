@@ -278,3 +278,62 @@ pub async fn walk_on(cx: &Cx<'_>, conn: &mut Connection, list: ListMethod) -> Wa
     }
     w
 }
+
+/// A list walked on a new connection or process, its first page the first
+/// request there (no `server/discover` before it): what `cold-request` and
+/// `tools/list-same-on-fresh-connection` judge, on one process (stdio: a
+/// start each would cost seconds on a Python or Node server).
+pub struct ColdWalk {
+    /// The list's method (tools/list when tools are advertised).
+    pub method: &'static str,
+    /// The first page's exchange: the cold request (its parsed answer
+    /// let go, as every page's; `served` says whether it gave a page).
+    pub first: Exchange,
+    /// Whether the cold request gave a page of the list.
+    pub served: bool,
+    /// The walk: from the cold request on, or, when the server refused it,
+    /// begun again after a `server/discover` on the same process (so the
+    /// tool set can still be compared; the refusal is cold-request's alone).
+    pub walk: Walk,
+    /// What came before the walk that was judged (the refused cold page and
+    /// the discover), shown in the transcript.
+    pub before: Vec<Exchange>,
+}
+
+/// Walk the first advertised list cold on a new connection or process.
+pub async fn cold_walk(cx: &Cx<'_>) -> Result<ColdWalk, String> {
+    let list = [ListMethod::Tools, ListMethod::Prompts, ListMethod::Resources]
+        .into_iter()
+        .find(|l| cx.advertises(l.capability()))
+        .unwrap_or(ListMethod::Tools);
+    let mut conn = cx.session.open().map_err(|e| format!("could not open a fresh {}: {e}", cx.transport().noun()))?;
+    let mut w = walk_on(cx, &mut conn, list).await;
+    let mut first = w.exchanges.first().cloned().unwrap_or_default();
+    first.fresh = true;
+    // Its answer parsed again from its text (the walk keeps pages light),
+    // for the message that quotes it.
+    first.response = first.frames.iter().rev().find_map(|f| serde_json::from_str::<Value>(&f.raw).ok().filter(|v| v.get("id").is_some()));
+    if let Some(f) = w.exchanges.first_mut() {
+        f.fresh = true;
+    }
+    let served = !w.pages.is_empty();
+    let mut before = Vec::new();
+    // Refused cold: ask server/discover first on the same process, then
+    // walk again, as a client that probes first would.
+    if w.pages.is_empty() && w.failed().is_none() && cx.rev.is_stateless() {
+        before = std::mem::take(&mut w.exchanges);
+        let body = cx.request("server/discover", None);
+        let ex =
+            cx.exchange(&mut conn, &crate::session::Msg::new(cx.rev, "server/discover (after the cold request was refused)", &body)).await;
+        before.push(ex);
+        w = walk_on(cx, &mut conn, list).await;
+    }
+    // stdio: the process has answered lists only; a subscription may be
+    // opened on it rather than on a new one.
+    if w.failed().is_none() && w.broken().is_none() {
+        cx.session.keep_idle(cx.rev, conn).await;
+    } else {
+        conn.shutdown().await;
+    }
+    Ok(ColdWalk { method: list.method(), first, served, walk: w, before })
+}

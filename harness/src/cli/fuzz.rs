@@ -190,6 +190,7 @@ pub fn fuzz(args: FuzzArgs) -> u8 {
         duration_ms: clock.elapsed().as_millis() as u64,
         peak_rss_kib: report::peak_rss_kib(),
         requests_sent: run.sent,
+        server_processes: None,
         transport: target.transport(),
         target: target.describe(),
         revision_requested: args.revision.clone(),

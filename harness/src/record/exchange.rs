@@ -116,6 +116,38 @@ impl Exchange {
         }
     }
 
+    /// The shape of an answer, which must not depend on earlier requests: the
+    /// HTTP status, error code or result type and members, and for a list how
+    /// many items the page holds (values such as times may differ; shapes may
+    /// not).
+    pub fn answer_shape(&self) -> String {
+        let ex = self;
+        let status = ex.status.map(|s| format!("HTTP {s}, ")).unwrap_or_default();
+        if let Some(e) = &ex.error {
+            return format!("{status}no answer ({e})");
+        }
+        if let Some(code) = ex.error_code() {
+            return format!("{status}JSON-RPC error {code}");
+        }
+        let Some(r) = ex.result() else { return format!("{status}{}", ex.summary()) };
+        let mut keys: Vec<&str> = r.as_object().map(|o| o.keys().map(String::as_str).collect()).unwrap_or_default();
+        keys.sort();
+        let mut s = format!(
+            "{status}result {} with {}",
+            r.get("resultType").map(crate::wire::brief).unwrap_or_else(|| "without resultType".into()),
+            keys.join(", ")
+        );
+        for list in ["tools", "prompts", "resources", "resourceTemplates"] {
+            // How many, not which: which items a page holds is another rule's
+            // (tools/list-same-on-fresh-connection), and a list whose order
+            // varies (tools/list-deterministic-order) puts others on a page.
+            if let Some(items) = r.get(list).and_then(|l| l.as_array()) {
+                s.push_str(&format!("; {} {list}", items.len()));
+            }
+        }
+        s
+    }
+
     /// Whether the server refused the request as busy: HTTP 429 or 503
     /// without a result, whatever the body (nothing, plain text, or a
     /// JSON-RPC error): the walker asks again, the scheduler reruns the case

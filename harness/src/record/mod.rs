@@ -15,6 +15,14 @@ pub use mask::{MASK, Masker, SECRET_ENV_NAMES};
 
 pub mod contract;
 
+/// stdio: how many server processes a run started, and its slowest start
+/// (the longest any took to answer its first request).
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct ServerProcesses {
+    pub started: u64,
+    pub slowest_start_ms: u64,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {

@@ -60,6 +60,10 @@ pub struct RunReport {
     /// Requests (and notifications) the run sent, probes and load included:
     /// HTTP requests, or lines written to a stdio server.
     pub requests_sent: u64,
+    /// stdio: the server processes the run started (probes included) and
+    /// the longest any took to answer its first request.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_processes: Option<crate::record::ServerProcesses>,
     pub transport: Transport,
     pub target: Value,
     pub revision_requested: String,

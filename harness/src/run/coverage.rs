@@ -7,6 +7,14 @@ use super::Runner;
 use crate::transport::Transport;
 
 impl Runner {
+    /// stdio: the server processes started so far and the slowest start.
+    pub fn server_processes(&self) -> Option<crate::record::ServerProcesses> {
+        (self.session.transport() == Transport::Stdio).then(|| {
+            let (started, slowest_start_ms) = self.session.starts();
+            crate::record::ServerProcesses { started, slowest_start_ms }
+        })
+    }
+
     /// The coverage lines of the console and the page (none when the run
     /// called every tool it listed, or called none it could judge).
     pub fn coverage(&self) -> Vec<String> {
@@ -30,7 +38,7 @@ impl Runner {
             let (n, ms) = self.session.starts();
             if n > 0 {
                 out.push(format!(
-                    "processes: the run started {n} server process{} (a revision probe, the main one of each revision served, one for the negative probes, and one for each case whose rule is about a fresh process); the slowest answered its first request after {:.1} s, and every start is paid again",
+                    "processes: the run started {n} server process{} (the revision probes, whose processes serve on as the main one of each revision served or for the negative probes, one for the negative probes where they did not, and one for the rules about a new process: a list walked cold, then the subscriptions); the slowest answered its first request after {:.1} s",
                     if n == 1 { "" } else { "es" },
                     ms as f64 / 1000.0
                 ));

@@ -335,8 +335,10 @@ impl Runner {
         // work slow the run: on 2 cores with a Python server, a pool of 2
         // made the run 5% slower and 4 made it 28% slower than 1), never
         // more than -j and at most four.
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        self.session.keep_started((cores / 2).clamp(1, 4).min(jobs.max(1)));
+        // stdio: no processes started ahead: the few a run needs (the
+        // negative probes' process, a cold walk's, a listen's) start when
+        // first asked for, while the other cases of their wave run; a pool
+        // started ahead left processes started for nothing at the end.
         self.session.limit_in_flight(jobs);
         let started: Mutex<Vec<bool>> = Mutex::new(vec![false; cases.len()]);
         // Results wait here until every case before them (in catalogue

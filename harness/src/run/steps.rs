@@ -38,7 +38,33 @@ pub async fn send(session: &Session, case: &Case, index: usize, name: Option<&st
     if s.notification {
         msg = msg.no_reply();
     }
-    let ex = if s.fresh {
+    let ex = if s.fresh && rev.is_stateless() && session.transport() == crate::record::Transport::Stdio {
+        // A malformed 2026-07-28 request: on the probe process the
+        // negative probes share (a sentinel after it shows the process
+        // unchanged, or retires it), not a process of its own.
+        match session.isolated(std::slice::from_ref(&msg), &case.id).await {
+            Ok(mut exs) => match exs.pop() {
+                Some(ex) => ex,
+                None => return Outcome::error("nothing was sent"),
+            },
+            Err(e) => return Outcome::error(format!("could not reach the probe process: {e}")),
+        }
+    } else if s.fresh
+        && !rev.is_stateless()
+        && session.transport() == crate::record::Transport::Stdio
+        && s.method == "initialize"
+        && s.params.as_ref() == Some(&crate::session::unknown_version_params())
+    {
+        // The initialize the probe process opened with (the same params,
+        // first on a process of its own): a start saved.
+        match session.probe_opening(rev).await {
+            Ok(mut ex) => {
+                ex.fresh = true;
+                ex
+            }
+            Err(e) => return Outcome::error(format!("could not open the probe process: {e}")),
+        }
+    } else if s.fresh {
         // A step that is itself an `initialize` gets no handshake first (a
         // second one on the same session may rightly be refused).
         let fresh = match session.fresh(rev, s.method != "initialize", &case.id).await {

@@ -65,22 +65,34 @@ pub fn with_fact_ids<F: std::future::Future>(fact: &str, f: F) -> impl std::futu
 }
 
 /// The shared facts gathered in bulk (list walks, calls, listens, the load
-/// replay), each with a block of ten million ids per revision.
-const BULK_FACTS: [&str; 7] =
-    ["tools/list", "prompts/list", "resources/list", "resources/templates/list", "tool calls", "trigger listens", "load replay"];
+/// replay, the cold walk, what the roles see), by the names `checks/facts.rs`
+/// gives them (a test there holds the two together), each with a block of
+/// five million ids per revision.
+pub const BULK_FACTS: [&str; 9] = [
+    "(shared: tools/list walk)",
+    "(shared: prompts/list walk)",
+    "(shared: resources/list walk)",
+    "(shared: resources/templates/list walk)",
+    "(shared: tool calls)",
+    "(shared: listen streams)",
+    "(shared: load replay)",
+    "(shared: a list walked cold on a new connection or process)",
+    "(shared: what each role sees)",
+];
+const BULK_IDS: i64 = 5_000_000;
 
 /// The first id of a fact's block. Ids lie below 2^31 in four ranges: the
 /// probes and the session's own (under 1,000,000); cases, a block of a
 /// million each (from 1,000,000; under 1,000,000,000 for a catalogue of
 /// fewer than 500 cases, each block used at most twice); the bulk facts
-/// (from 1,200,000,000, ten million each); and any other fact (a header
+/// (from 1,200,000,000, five million each); and any other fact (a header
 /// probe's baseline: one request), a block of a thousand picked by FNV-1a
 /// of its name among 500,000 (from 1,500,000,000 to 2,000,000,000).
 fn fact_block(fact: &str) -> i64 {
     let (rev, name) = fact.split_once(' ').unwrap_or(("", fact));
     let rev_index = Revision::ALL.iter().position(|r| r.as_str() == rev).unwrap_or(0) as i64;
     if let Some(k) = BULK_FACTS.iter().position(|f| *f == name) {
-        return 1_200_000_000 + (rev_index * BULK_FACTS.len() as i64 + k as i64) * 10_000_000;
+        return 1_200_000_000 + (rev_index * BULK_FACTS.len() as i64 + k as i64) * BULK_IDS;
     }
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in fact.bytes() {
@@ -99,12 +111,15 @@ mod tests {
         let mut firsts = Vec::new();
         for rev in Revision::ALL {
             for f in BULK_FACTS {
-                firsts.push((fact_block(&format!("{rev} {f}")), 10_000_000));
+                firsts.push((fact_block(&format!("{rev} {f}")), BULK_IDS));
             }
             firsts.push((fact_block(&format!("{rev} baseline tools/list {{}}")), 1_000));
         }
         firsts.sort();
         assert!(firsts[0].0 >= 1_000_000_000, "above every case's block");
+        // The bulk blocks lie where a part of a fact takes ids of its own.
+        let last_bulk = fact_block(&format!("{} {}", Revision::ALL[Revision::ALL.len() - 1], BULK_FACTS[BULK_FACTS.len() - 1]));
+        assert!(last_bulk + BULK_IDS <= 1_500_000_000);
         for w in firsts.windows(2) {
             assert!(w[0].0 + w[0].1 <= w[1].0, "blocks overlap: {w:?}");
         }

@@ -13,6 +13,8 @@ mod ids;
 mod log;
 mod msg;
 mod probe;
+mod probes;
+pub use probes::unknown_version_params;
 
 /// What a check holds of the target, through the session: a connection or
 /// process the session opened for it (`open`, `fresh`, `open_as`), what it
@@ -20,8 +22,8 @@ mod probe;
 /// target's description. Checks name these from here, never from
 /// `transport`.
 pub use crate::transport::{Connection, GRACE, Outgoing, TargetSpec, redact_url};
+pub use ids::{BULK_FACTS, with_case_ids, with_fact_ids, with_part_ids};
 pub(crate) use ids::{CASE_IDS, FIRST_SESSION_ID, LEGACY_PROBE_IDS, MODERN_PROBE_IDS, with_ids_from};
-pub use ids::{with_case_ids, with_fact_ids, with_part_ids};
 pub use log::{FrameLog, LoggedFrame};
 pub use msg::Msg;
 pub use probe::Probe;
@@ -81,6 +83,9 @@ struct RevSession {
     /// Initialize era: the probe's `initialize` (the first request on its
     /// connection or process, with no session id), once it was served.
     initialize: Option<crate::record::Exchange>,
+    /// Initialize era: the probe's `initialize` and its answer, served or
+    /// refused.
+    first_initialize: Option<crate::record::Exchange>,
     main: tokio::sync::Mutex<Option<Connection>>,
     /// The connection (process) the well-formed negative probes share —
     /// requests a server must answer with an error (an unknown method,
@@ -88,6 +93,19 @@ struct RevSession {
     /// first is sent, with the lines that brought it to the revision's
     /// state (reopened if the server closes it).
     negative: tokio::sync::Mutex<Option<(Connection, Vec<String>)>>,
+    /// stdio: the process the negative probes share, malformed or not,
+    /// checked after each by a sentinel (`probes.rs`).
+    probes: tokio::sync::Mutex<Option<probes::ProbeProcess>>,
+    /// stdio: a process the probes left that the probe process may be
+    /// (the initialize probe's, on a modern-only server), with the lines
+    /// it was sent.
+    spare_probe: std::sync::Mutex<Option<(Connection, Vec<String>)>>,
+    /// stdio: a process that has answered valid requests only (the cold
+    /// walk's), for a subscription to be opened on instead of a new one.
+    spare_listen: std::sync::Mutex<Option<Connection>>,
+    /// stdio, initialize era: the `initialize` asking for an unknown
+    /// version that the first probe process opened with, and its answer.
+    opening: std::sync::OnceLock<Exchange>,
     log: std::sync::Mutex<FrameLog>,
 }
 
@@ -97,11 +115,6 @@ pub struct Session {
     redact_params: bool,
     ids: AtomicI64,
     revs: BTreeMap<Revision, RevSession>,
-    /// stdio: the next fresh processes, started while cases run (a
-    /// server's start-up can take seconds); they have been sent nothing.
-    spare: std::sync::Mutex<std::collections::VecDeque<Connection>>,
-    /// How many processes the pool keeps started ahead (stdio).
-    pool: std::sync::atomic::AtomicUsize,
     /// The most requests in flight at once (`-j`), over every case and
     /// every connection, once the run sets it; requests sent at once on
     /// purpose are not counted.
@@ -122,6 +135,10 @@ pub struct Session {
     /// requests and that no DELETE of the run has ended yet (revision, id),
     /// in the order issued: ended when the run shuts down.
     issued: std::sync::Mutex<Vec<(Revision, String)>>,
+    /// The initialize probe's `initialize` (as a 2025-11-25 client sends
+    /// it, first on a connection or process of its own) and its answer,
+    /// whatever the revisions tested.
+    initialize_probe: Option<Exchange>,
 }
 
 /// How long the run waits, altogether, for the server to end the sessions
@@ -142,10 +159,6 @@ impl Session {
             redact_params,
             ids: AtomicI64::new(FIRST_SESSION_ID),
             revs: BTreeMap::new(),
-            spare: std::sync::Mutex::new(Default::default()),
-            // No process is started ahead until the run says how many
-            // (after the revision probes, which start theirs alone).
-            pool: std::sync::atomic::AtomicUsize::new(0),
             in_flight: std::sync::OnceLock::new(),
             sent: std::sync::atomic::AtomicU64::new(0),
             first_answer_ms: std::sync::atomic::AtomicU64::new(0),
@@ -155,6 +168,7 @@ impl Session {
                 (std::thread::available_parallelism().map_or(1, |n| n.get()) / 2).max(1),
             )),
             issued: std::sync::Mutex::new(Vec::new()),
+            initialize_probe: None,
         }
     }
 
@@ -214,30 +228,9 @@ impl Session {
         wire::request(&id, method, p)
     }
 
-    /// Open a new connection (its own HTTP client) or take a new process.
-    /// stdio: a process of the pool started ahead is taken, if any, and the
-    /// pool is topped up at once, so start-up overlaps the cases' work.
-    /// Each process still gets its first line from the case that takes it.
+    /// Open a new connection (its own HTTP client) or start a new process.
     pub fn open(&self) -> Result<Connection, OpenError> {
-        if self.transport() == Transport::Http {
-            return Connection::open(&self.target, &self.limits);
-        }
-        let spare = self.spare.lock().ok().and_then(|mut g| g.pop_front());
-        let conn = match spare {
-            Some(c) => c,
-            None => Connection::open(&self.target, &self.limits)?,
-        };
-        self.top_up();
-        Ok(conn)
-    }
-
-    /// stdio: keep `n` processes started ahead (at least one; the run sets
-    /// it from `-j`), and start them now.
-    pub fn keep_started(&self, n: usize) {
-        self.pool.store(n.max(1), Ordering::Relaxed);
-        if self.transport() == Transport::Stdio {
-            self.top_up();
-        }
+        Connection::open(&self.target, &self.limits)
     }
 
     /// Count requests sent outside `exchange` (a listen stream watched).
@@ -278,34 +271,15 @@ impl Session {
         limit.acquire_many(n).await.ok()
     }
 
-    /// Start processes until the pool holds its size.
-    fn top_up(&self) {
-        let want = self.pool.load(Ordering::Relaxed);
-        if want == 0 {
-            return;
-        }
-        loop {
-            let have = self.spare.lock().map(|g| g.len()).unwrap_or(want);
-            if have >= want {
-                break;
-            }
-            let Ok(next) = Connection::open(&self.target, &self.limits) else { break };
-            match self.spare.lock() {
-                Ok(mut g) => g.push_back(next),
-                Err(_) => break,
-            }
-        }
-    }
-
     /// A connection or process seen through another identity (HTTP headers,
-    /// stdio environment); never one of the pool.
+    /// stdio environment).
     pub fn open_as(&self, headers: &[(String, String)], env: &[(String, String)]) -> Result<Connection, OpenError> {
         Connection::open(&self.target.with_identity(headers, env), &self.limits)
     }
 
     /// HTTP: a connection to `url` (None: the target's), sending
     /// `authorization` as its `Authorization` header (None: none at all)
-    /// instead of the run's; never one of the pool.
+    /// instead of the run's.
     pub fn open_authorized(&self, url: Option<&str>, authorization: Option<&str>) -> Result<Connection, OpenError> {
         Connection::open(&self.target.with_authorization(url, authorization), &self.limits)
     }
@@ -369,6 +343,13 @@ impl Session {
     /// with the lines that bring one to the revision's state, so its
     /// reproducer starts one.
     pub async fn on_negative(&self, msg: &Msg<'_>, case: &str) -> Result<Exchange, SessionError> {
+        // stdio: on the probe process, checked by a sentinel after it.
+        if self.transport() == Transport::Stdio {
+            let (mut exs, retired) = self.on_probe_process(std::slice::from_ref(msg), case, &|_, _| false, false).await?;
+            let mut ex = exs.pop().ok_or(SessionError::NoConnection(msg.rev))?;
+            probes::note_retired(&mut ex, retired);
+            return Ok(ex);
+        }
         let st = self.revs.get(&msg.rev).ok_or(SessionError::NoConnection(msg.rev))?;
         let mut g = st.negative.lock().await;
         // stdio: a probe that failed on a process an earlier probe left,
@@ -582,61 +563,18 @@ impl Session {
             if let Some((mut c, _)) = st.negative.lock().await.take() {
                 c.shutdown().await;
             }
-        }
-        let spares: Vec<Connection> = self.spare.lock().map(|mut g| g.drain(..).collect()).unwrap_or_default();
-        for mut c in spares {
-            c.kill();
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::transport::{StdioSpec, TargetSpec};
-
-    /// Waits (up to 5 s) until `file` has `n` lines (processes start in the
-    /// background); the count it saw last.
-    fn starts(file: &std::path::Path, n: usize) -> usize {
-        let mut seen = 0;
-        for _ in 0..250 {
-            seen = std::fs::read_to_string(file).map(|s| s.lines().count()).unwrap_or(0);
-            if seen >= n {
-                break;
+            if let Some(mut p) = st.probes.lock().await.take() {
+                p.conn.shutdown().await;
             }
-            std::thread::sleep(std::time::Duration::from_millis(20));
+            // Kept for a later use that never came.
+            let spare = st.spare_probe.lock().ok().and_then(|mut g| g.take());
+            if let Some((mut c, _)) = spare {
+                c.shutdown().await;
+            }
+            let idle = st.spare_listen.lock().ok().and_then(|mut g| g.take());
+            if let Some(mut c) = idle {
+                c.shutdown().await;
+            }
         }
-        seen
-    }
-
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_stdio_pool_is_started_ahead_and_topped_up() {
-        let file = std::env::temp_dir().join(format!("mcpcert-pool-{}", std::process::id()));
-        let _ = std::fs::remove_file(&file);
-        // Each process notes its pid when it starts, and answers its first
-        // line with it.
-        let script = format!(
-            "echo $$ >> {}; read l; echo '{{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{\"pid\":'$$'}}}}'; exec cat >/dev/null",
-            file.display()
-        );
-        let target = TargetSpec::Stdio(StdioSpec { argv: vec!["sh".into(), "-c".into(), script], env: vec![], cwd: None });
-        let s = Session::new(target, Limits::default(), false);
-        s.keep_started(3);
-        assert_eq!(s.spare.lock().unwrap().len(), 3, "three processes started ahead");
-        assert_eq!(starts(&file, 3), 3);
-        let pooled: Vec<i64> = std::fs::read_to_string(&file).unwrap().lines().filter_map(|l| l.trim().parse().ok()).collect();
-        let mut conn = s.open().expect("a process from the pool");
-        assert_eq!(s.spare.lock().unwrap().len(), 3, "the pool is topped up at once");
-        let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
-        let id = serde_json::json!(1);
-        let reply = conn.exchange(&crate::transport::Outgoing::message(body, &[], Some(&id))).await;
-        let pid = reply.response.and_then(|r| r.pointer("/result/pid").and_then(|p| p.as_i64()));
-        assert!(pid.is_some_and(|p| pooled.contains(&p)), "the process taken was started ahead ({pid:?}, pool {pooled:?})");
-        assert_eq!(starts(&file, 4), 4, "one process started to replace the one taken, and no more");
-        std::thread::sleep(std::time::Duration::from_millis(100));
-        assert_eq!(starts(&file, 4), 4);
-        drop(conn);
-        s.shutdown().await;
-        let _ = std::fs::remove_file(&file);
     }
 }

@@ -88,6 +88,13 @@ impl Session {
         self.revs.get(&rev).and_then(|s| s.initialize.as_ref())
     }
 
+    /// The initialize probe's `initialize` and its answer (served or
+    /// refused), if it was sent: what a 2025-11-25 client's first request
+    /// on a new connection or process gets.
+    pub fn initialize_probe(&self) -> Option<&Exchange> {
+        self.initialize_probe.as_ref()
+    }
+
     /// Detect what the target serves (`wanted`: only that revision, or
     /// None for the newest of each era) and keep one connection per
     /// revision served: the stateless one, and the initialize-era revision
@@ -136,8 +143,25 @@ impl Session {
         }
         // What the initialize probe found when only 2026-07-28 was asked
         // for (said if 2026-07-28 turns out not to be served).
+        self.initialize_probe = legacy.first_initialize.clone();
         let other_era = (!want_initialize && legacy.info.supported)
             .then(|| format!("its initialize negotiates {}", legacy.info.negotiated.clone().unwrap_or_default()));
+        // stdio, a modern-only server: the initialize probe's process (its
+        // initialize refused) may serve as the 2026-07-28 probe process, if
+        // a sentinel later shows it answering as a new one would (a start
+        // saved).
+        let modern_only = self.revs.get(&Revision::NEWEST_STATELESS).is_some_and(|m| m.info.supported)
+            && !legacy.info.supported
+            && legacy.info.unreachable.is_none()
+            && self.transport() == Transport::Stdio;
+        if modern_only
+            && let Some(c) = legacy.main.lock().await.take()
+            && let Some(m) = self.revs.get(&Revision::NEWEST_STATELESS)
+            && let Ok(mut spare) = m.spare_probe.lock()
+        {
+            let lines: Vec<String> = legacy.first_initialize.as_ref().and_then(|e| e.sent.clone()).into_iter().collect();
+            *spare = Some((c, lines));
+        }
         if want_initialize {
             self.revs.insert(legacy.info.revision, legacy);
         } else if let Some(c) = legacy.main.lock().await.as_mut() {
@@ -383,6 +407,10 @@ impl Session {
             Ok((_, exs, _)) => exs.first().into_iter().for_each(|ex| self.note_first_answer(ex)),
             Err(e) => e.exchanges.first().into_iter().for_each(|ex| self.note_first_answer(ex)),
         }
+        st.first_initialize = match &shaken {
+            Ok((_, exs, _)) => exs.first().cloned(),
+            Err(e) => e.exchanges.first().cloned(),
+        };
         // An HTTP target that refuses the POST may serve 2024-11-05's HTTP
         // with SSE: a GET stream names where messages go.
         let mut over_sse = None;
@@ -547,8 +575,13 @@ fn blank(rev: Revision) -> RevSession {
         exact_names: false,
         session_id: None,
         initialize: None,
+        first_initialize: None,
         main: tokio::sync::Mutex::new(None),
         negative: tokio::sync::Mutex::new(None),
+        probes: tokio::sync::Mutex::new(None),
+        spare_probe: std::sync::Mutex::new(None),
+        spare_listen: std::sync::Mutex::new(None),
+        opening: std::sync::OnceLock::new(),
         log: std::sync::Mutex::new(FrameLog::default()),
     }
 }

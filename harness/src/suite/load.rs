@@ -36,6 +36,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("2026-07-28/85-conformance.json", include_str!("../../suites/2026-07-28/85-conformance.json")),
     ("2026-07-28/90-wire.json", include_str!("../../suites/2026-07-28/90-wire.json")),
     ("2026-07-28/95-load.json", include_str!("../../suites/2026-07-28/95-load.json")),
+    ("2026-07-28/99-end.json", include_str!("../../suites/2026-07-28/99-end.json")),
     ("2025-11-25/10-lifecycle.json", include_str!("../../suites/2025-11-25/10-lifecycle.json")),
     ("2025-11-25/20-tools.json", include_str!("../../suites/2025-11-25/20-tools.json")),
     ("2025-11-25/30-lists.json", include_str!("../../suites/2025-11-25/30-lists.json")),

@@ -153,6 +153,7 @@ pub(super) fn report(args: &RunArgs, s: Started, j: Judged, c: Contracted, clock
         // With the DELETEs that end the run's sessions, sent while the
         // reports are written.
         requests_sent: s.runner.requests_sent() + s.runner.sessions_to_end() as u64,
+        server_processes: s.runner.server_processes(),
         transport: s.plan.target.transport(),
         target: s.plan.target.describe(),
         revision_requested: s.plan.set.map(|x| x.revision.as_str().to_string()).unwrap_or_else(|| args.revision.clone()),
