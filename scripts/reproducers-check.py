@@ -256,8 +256,9 @@ def check(path):
     transport = r.get("transport")
     cases = [c for c in r["cases"] if c["verdict"] not in ("pass", "n/a")]
     checked, bad, notes = 0, 0, []
-    # stdio replays wait out their pipes' grace: a few at once.
-    with concurrent.futures.ThreadPoolExecutor(max_workers=4 if transport == "stdio" else 1) as pool:
+    # stdio replays wait out their pipes' grace: two at once (each starts the
+    # server; more would make a slow-starting one outlast its grace).
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2 if transport == "stdio" else 1) as pool:
         for cid, verdict, diffs, why in pool.map(lambda c: replay(c, transport), cases):
             if diffs is None:
                 if why:

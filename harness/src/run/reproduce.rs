@@ -231,10 +231,11 @@ fn authorization<'a>(k: &str, ex: &'a Exchange, identity: Option<&'a str>) -> Op
 }
 
 /// Seconds a stdio reproducer keeps the server's input open after its last
-/// line: time to start (2 s, or twice the longest the run's new processes
-/// took to give their first answer if that is more: a Python server can
-/// take seconds to import on a busy machine) and twice what the run waited
-/// for those lines' answers, in whole seconds.
+/// line: time to start (3 s, or four times the longest the run's new
+/// processes took to give their first answer if that is more: a run starts
+/// few processes, mostly on a quiet machine, while a Python server can take
+/// several times as long to import on a busy one) and twice what the run
+/// waited for those lines' answers, in whole seconds.
 fn stdin_grace_s(first_answer_ms: u64, waited_ms: u64) -> u64 {
-    (2000.max(2 * first_answer_ms) + 2 * waited_ms).div_ceil(1000)
+    (3000.max(4 * first_answer_ms) + 2 * waited_ms).div_ceil(1000)
 }
