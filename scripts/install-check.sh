@@ -28,7 +28,7 @@ grep -q "37 scored scenarios" "$work/req" || { echo "install-check: no requireme
 grep -q discover-result-shape "$work/runlist" || { echo "install-check: run --list" >&2; exit 1; }
 cd - >/dev/null
 echo "install-check: mcpcert installed from $(basename "$crate") lists $n cases and the requirement sets, outside the repository"
-# The release build and checksum (dev profile here; the release workflow uses release).
+# The release build and checksum (dev profile here; the release workflow uses dist).
 MCPCERT_PROFILE=dev scripts/release-build.sh "$work/dist" >/dev/null
 tarball=$(ls "$work"/dist/mcpcert-*.tar.gz)
 (cd "$work/dist" && sha256sum -c --quiet "$(basename "$tarball").sha256") || { echo "install-check: the checksum does not match" >&2; exit 1; }

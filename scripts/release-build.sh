@@ -3,11 +3,11 @@
 # OUT/mcpcert-VERSION-TARGET.tar.gz (the binary, README, licence notes) and
 # OUT/mcpcert-VERSION-TARGET.tar.gz.sha256. The release workflow runs it and
 # attaches both; scripts/install-check.sh runs it in the dev profile.
-# usage: release-build.sh OUT_DIR   (MCPCERT_PROFILE=release by default)
+# usage: release-build.sh OUT_DIR   (MCPCERT_PROFILE=dist by default)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: release-build.sh OUT_DIR}
-profile=${MCPCERT_PROFILE:-release}
+profile=${MCPCERT_PROFILE:-dist}
 target=${CARGO_TARGET_DIR:-target}
 cargo build -q --locked -p mcpcert --profile "$profile"
 dir=$([ "$profile" = dev ] && echo debug || echo "$profile")

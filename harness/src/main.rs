@@ -366,8 +366,6 @@ fn parse_color(s: &str) -> Result<mcpcert::report::console::ColorMode, String> {
 }
 
 fn main() -> ExitCode {
-    // One arena, the first megabytes of the heap in huge pages (cli/heap.rs).
-    cli::heap::prepare();
     let cli = Cli::parse();
     match cli.cmd {
         Cmd::List { checks: true, .. } => {

@@ -4,7 +4,6 @@
 pub mod auth;
 pub mod certify;
 pub mod fuzz;
-pub mod heap;
 pub mod matrix;
 pub mod offline;
 pub mod progress;

@@ -113,6 +113,12 @@ fn fresh_client(tls: bool) -> Result<reqwest::Client, String> {
 /// A client; `tls` false for a plain `http` target, whose client needs no
 /// root certificates (loading the system's takes milliseconds).
 fn build_client(fresh: bool, tls: bool) -> Result<reqwest::Client, String> {
+    // rustls with ring (see Cargo.toml): installed once, before any client.
+    static PROVIDER: std::sync::Once = std::sync::Once::new();
+    PROVIDER.call_once(|| {
+        // Err only when a provider is installed already: that one serves.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
     let mut b = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).connect_timeout(Duration::from_secs(10));
     if fresh {
         b = b.pool_max_idle_per_host(0);
