@@ -54,9 +54,30 @@ pub struct Facts {
     roles: tokio::sync::Mutex<Slot<Vec<super::views::Seen>>>,
     /// Header probes' baselines, by request (method and params).
     baselines: Mutex<HashMap<String, Arc<Baseline>>>,
+    /// Room for one full list beside the shared walks (see `list_room`).
+    list_room: ListRoom,
+}
+
+/// One permit: a list asked for beside the shared walk (the
+/// deterministic-order walks, the cold walk, the unknown cursor's answer)
+/// holds it while its items are parsed.
+struct ListRoom(tokio::sync::Semaphore);
+
+impl Default for ListRoom {
+    fn default() -> Self {
+        ListRoom(tokio::sync::Semaphore::new(1))
+    }
 }
 
 impl Facts {
+    /// Wait until no other walk beside the shared ones holds its items: a
+    /// 10,000-tool list is about 8 MB parsed, and three at once (the shared
+    /// walk, the unknown cursor's answer, the cold walk) made a run's peak
+    /// memory depend on how the cases happened to overlap.
+    pub async fn list_room(&self) -> tokio::sync::SemaphorePermit<'_> {
+        self.list_room.0.acquire().await.expect("the list room is never closed")
+    }
+
     /// The `tools/list` walk of this revision on its main connection.
     pub async fn tools_walk(&self, cx: &Cx<'_>) -> Fact<Walk> {
         self.list_walk(cx, ListMethod::Tools).await

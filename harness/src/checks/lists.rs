@@ -154,6 +154,9 @@ impl Check for ToolsInvalidCursor {
     async fn run(&self, cx: &Cx<'_>) -> Outcome {
         let mut out = Outcome::default();
         let body = cx.request("tools/list", Some(json!({"cursor": BOGUS_CURSOR})));
+        // A server that ignores the cursor answers with its first page,
+        // which may be the whole list: it takes the room for one.
+        let _room = cx.facts.list_room().await;
         // A negative probe: on the connection such probes share.
         let ex = match cx.negative(&Msg::new(cx.rev, "tools/list with a cursor the server never issued", &body)).await {
             Ok(e) => e,
@@ -201,12 +204,13 @@ impl Check for ToolsOrderStable {
             Err(stop) => return stop,
         };
         let mut out = Outcome::default();
-        // The two walks go at once (over stdio, one after the other on the
-        // main process), each with ids of its own; nothing else lists
-        // meanwhile. Of each, only its names and transcript are kept (a
-        // list can hold thousands of tools).
+        // The two walks go one after the other (each holds the room for a
+        // full list beside the shared walk), each with ids of its own. Of
+        // each, only its names and transcript are kept (a list can hold
+        // thousands of tools).
         let seen = |part: usize| {
             crate::session::with_part_ids(part, async move {
+                let _room = cx.facts.list_room().await;
                 cx.walk_main(ListMethod::Tools).await.map(|w| (w.transcript(&[]), w.names(), w.partial()))
             })
         };
@@ -277,10 +281,10 @@ impl Check for ToolsSameOnFresh {
                 return Err(format!("the walk on a new {noun} is of {} (tools are not advertised)", cold.method));
             }
             let seen = FreshWalk {
-                transcript: cold.before.iter().cloned().chain(cold.walk.transcript(&[])).collect(),
-                names: cold.walk.names(),
-                failed: cold.walk.failed().map(String::from),
-                broken: cold.walk.broken().map(String::from),
+                transcript: cold.transcript.clone(),
+                names: cold.names.clone(),
+                failed: cold.failed.clone(),
+                broken: cold.broken.clone(),
             };
             Ok::<_, String>((Vec::new(), seen))
         };

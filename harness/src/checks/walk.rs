@@ -291,13 +291,18 @@ pub struct ColdWalk {
     pub first: Exchange,
     /// Whether the cold request gave a page of the list.
     pub served: bool,
-    /// The walk: from the cold request on, or, when the server refused it,
-    /// begun again after a `server/discover` on the same process (so the
-    /// tool set can still be compared; the refusal is cold-request's alone).
-    pub walk: Walk,
-    /// What came before the walk that was judged (the refused cold page and
-    /// the discover), shown in the transcript.
-    pub before: Vec<Exchange>,
+    /// What a case shows of the walk (from the cold request on, or, when
+    /// the server refused it, begun again after a `server/discover` on the
+    /// same process, so that the tool set can still be compared; the
+    /// refusal is cold-request's alone), after what came before it.
+    pub transcript: Vec<Exchange>,
+    /// The names of the items the walk listed: only the names are kept for
+    /// the run (a second full list beside the shared walk would double the
+    /// memory of a 10,000-tool run).
+    pub names: Vec<String>,
+    /// Why the walk got no usable answer, or did not reach its end.
+    pub failed: Option<String>,
+    pub broken: Option<String>,
 }
 
 /// Walk the first advertised list cold on a new connection or process.
@@ -307,16 +312,26 @@ pub async fn cold_walk(cx: &Cx<'_>) -> Result<ColdWalk, String> {
         .find(|l| cx.advertises(l.capability()))
         .unwrap_or(ListMethod::Tools);
     let mut conn = cx.session.open().map_err(|e| format!("could not open a fresh {}: {e}", cx.transport().noun()))?;
+    // The process starts while the shared walk of the same list is made;
+    // the cold request waits for that walk (it is still the first request
+    // on its process), so that two full lists are not parsed at once (a
+    // 10,000-tool list is about 8 MB parsed).
+    let _ = cx.facts.list_walk(cx, list).await;
+    let _room = cx.facts.list_room().await;
     let mut w = walk_on(cx, &mut conn, list).await;
     let mut first = w.exchanges.first().cloned().unwrap_or_default();
     first.fresh = true;
-    // Its answer parsed again from its text (the walk keeps pages light),
-    // for the message that quotes it.
-    first.response = first.frames.iter().rev().find_map(|f| serde_json::from_str::<Value>(&f.raw).ok().filter(|v| v.get("id").is_some()));
     if let Some(f) = w.exchanges.first_mut() {
         f.fresh = true;
     }
     let served = !w.pages.is_empty();
+    // A refused cold request's answer parsed again from its text (the walk
+    // keeps pages light), for the message that quotes it; a page that was
+    // served is not kept parsed.
+    if !served {
+        first.response =
+            first.frames.iter().rev().find_map(|f| serde_json::from_str::<Value>(&f.raw).ok().filter(|v| v.get("id").is_some()));
+    }
     let mut before = Vec::new();
     // Refused cold: ask server/discover first on the same process, then
     // walk again, as a client that probes first would.
@@ -335,5 +350,14 @@ pub async fn cold_walk(cx: &Cx<'_>) -> Result<ColdWalk, String> {
     } else {
         conn.shutdown().await;
     }
-    Ok(ColdWalk { method: list.method(), first, served, walk: w, before })
+    let transcript = before.into_iter().chain(w.transcript(&[])).collect();
+    Ok(ColdWalk {
+        method: list.method(),
+        first,
+        served,
+        transcript,
+        names: w.names(),
+        failed: w.failed().map(String::from),
+        broken: w.broken().map(String::from),
+    })
 }
