@@ -179,7 +179,7 @@ cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.start
 md("# mcpcert benchmarks",
    "",
    f"Written by `scripts/bench.sh` on {time.strftime('%Y-%m-%d', time.gmtime())}: {os.cpu_count()} cores ({cpu}),",
-   f"medians of {reps} runs each (mcpcert's default run on loopback: of {reps * fast}), mcpcert as a release build, {official_version} on Node 24.",
+   f"medians of {reps} runs each (mcpcert's default run on loopback: of {reps * fast}), mcpcert as the dist build (the release tarballs; `docs/bench.md`'s build part compares the `cargo install` build), {official_version} on Node 24.",
    "Wall time and peak RSS are taken around each whole run by `scripts/lib/timed.py`: a monotonic",
    "clock, to the microsecond, and GNU time's peak RSS (for the official suite: its Node process).",
    "These are measurements of one machine on one day, not guarantees; CI does not run them.",
@@ -284,7 +284,7 @@ for name, rev in [("refserver", "2026-07-28"), ("fastmcp", "2026-07-28"), ("rmcp
     busy_s = busy(f"{b}/{name}/mcpcert-j1.*.time")
     floor = max(chain_s, thr_s, busy_s) + win_s
     ratio = ow / mw
-    goals.append((name, ratio >= 10, floor > 0 and mw <= 1.5 * floor, mk * 1024 < 50_000_000, mw / chain_s if chain_s else float("nan"), one))
+    goals.append((name, ratio >= 10, mw / (floor + one) if floor + one else float("nan"), mk * 1024 < 50_000_000))
     if ratio < 10 and floor >= ow / 10:
         bound.append(f"{name}: 10× would be {ow / 10:.3f} s, under the floor of {floor:.3f} s that the server's own "
                      f"throughput sets for these {requests} requests")
@@ -293,9 +293,13 @@ for name, rev in [("refserver", "2026-07-28"), ("fastmcp", "2026-07-28"), ("rmcp
        f"{busy_s:.3f} s | {win_s:.3f} s | {floor:.3f} s | {down(ratio)}× | {mw / floor if floor else float('nan'):.1f}× |")
 md("", f"Over the four servers: official {tot_o:.3f} s, mcpcert {tot_m:.3f} s, **{down(tot_o / tot_m)}× faster**.", "",
    "Goals (issues 15 and 24): " + "; ".join(
-       f"{n}: 10× {'met' if t else 'NOT met'}, within 1.5× of the floor {'met' if f else 'NOT met'} "
-       f"(of the chain alone: {c:.1f}×{'' if f else f'; a run of one case takes {o:.3f} s'}), under 50 MB {'met' if m else 'NOT met'}"
-       for n, t, f, m, c, o in goals) + ".", "")
+       f"{n}: 10× {'met' if t else 'NOT met'}, under 50 MB {'met' if m else 'NOT met'}; wall / (floor + one case) {f:.1f}×"
+       for n, t, f, m in goals) + ".",
+   "",
+   "The floor counts no client work; what mcpcert adds to it is at least its fixed cost, the \"one case\"",
+   "column (process start, catalogue, probe, reports). Issue 53 retired the goal of the loopback runs",
+   "within 1.5× of the floor: a few milliseconds there are not where users wait (the stdio table below is).",
+   "")
 if bound:
     md("Out of reach for any client that sends these requests: " + "; ".join(bound) + ".", "")
 
@@ -398,5 +402,11 @@ md("## 10,000 tools walked and admitted", "",
    "")
 
 text = "\n".join(lines) + "\n"
-open(out, "w").write(text)
 print(text, end="")
+# The parts other scripts keep in the same file stay (bench-stdio.sh,
+# bench-build.sh).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+import mdblock  # noqa: E402
+for block in mdblock.kept(out):
+    text += "\n" + block + "\n"
+open(out, "w").write(text)

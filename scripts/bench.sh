@@ -20,15 +20,16 @@
 # MCPCERT_BENCH_DELAYS (default "10 40") sets the delays in milliseconds.
 # Each measurement is repeated $MCPCERT_BENCH_REPS times (default 3), and
 # mcpcert's default run on loopback $MCPCERT_BENCH_FAST times as often
-# (default 3); the median is reported. mcpcert is a release build. Prints a Markdown table and
+# (default 3); the median is reported. mcpcert is the dist build (the release tarballs: fat
+# LTO; scripts/bench-build.sh compares it with what `cargo install` builds). Prints a Markdown table and
 # keeps it in docs/bench.md. Raw figures: reports/bench/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib/interop-env.sh
 setup_servers
 setup_official
-cargo build -q --release -p mcpcert || die "release build failed"
-M=$target/release/mcpcert
+cargo build -q --profile dist -p mcpcert || die "dist build failed"
+M=$target/dist/mcpcert
 reps=${MCPCERT_BENCH_REPS:-3}
 # mcpcert's own runs on loopback, per round (MCPCERT_BENCH_FAST, default 3)
 fast=${MCPCERT_BENCH_FAST:-3}
