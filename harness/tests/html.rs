@@ -45,7 +45,8 @@ fn the_page_puts_failures_first_links_every_case_and_needs_nothing_else() {
         assert!(
             href.starts_with('#')
                 || href.starts_with("https://modelcontextprotocol.io/specification/")
-                || href.starts_with("https://github.com/modelcontextprotocol/modelcontextprotocol/blob/main/schema/"),
+                || href.starts_with("https://github.com/modelcontextprotocol/modelcontextprotocol/blob/main/schema/")
+                || href.starts_with("https://github.com/modelcontextprotocol/ext-"),
             "unexpected link {href}"
         );
     }

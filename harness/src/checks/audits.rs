@@ -4,6 +4,7 @@
 
 use super::judge::input::{MAY_ASK, undeclared_requests};
 use super::judge::notify::{Seen, log_problems, progress_problems};
+use super::judge::tasks::{TASKS_EXTENSION, declares_extension, is_task_handle};
 use super::{Check, Cx, Need, Outcome, Scope};
 use crate::record::Transport;
 use crate::record::{Exchange, clip};
@@ -120,7 +121,16 @@ impl Check for WireFramesValid {
         // be read (JSON-RPC's rule there; the MCP schema leaves the member
         // out): not failed, counted for the note.
         let mut null_unread = 0usize;
+        // Results of a resultType the core does not define (a task
+        // handle, or a value of no extension): no core message; the
+        // audits of result types judge them (which values, to whom), so that
+        // one defect is one failure.
+        let mut tasks = 0usize;
         for lf in log.in_order() {
+            if matches!(&lf.shape.result, Some(Some(t)) if t != "complete" && t != "input_required") {
+                tasks += 1;
+                continue;
+            }
             // Judged when it was filed.
             let Some((t, viol)) = &lf.schema else { continue };
             checked += 1;
@@ -166,6 +176,11 @@ impl Check for WireFramesValid {
         if null_unread > 0 {
             note.push_str(&format!(
                 "; {null_unread} error response(s) carry \"id\": null to a request whose id could not be read: JSON-RPC 2.0 requires null there (\"If there was an error in detecting the id in the Request object (e.g. Parse error/Invalid Request), it MUST be Null\"), while MCP's schema leaves the member out (its base protocol excepts such errors from the same-ID rule); neither form is failed"
+            ));
+        }
+        if tasks > 0 {
+            note.push_str(&format!(
+                "; {tasks} result(s) whose resultType is neither complete nor input_required (a task handle, or an extension's value) left to the result-type audits (wire/result-types-advertised, wire/no-task-unless-declared)"
             ));
         }
         if log.dropped > 0 {
@@ -421,6 +436,140 @@ impl Check for ProgressAudit {
         if !problems.is_empty() {
             let shown: Vec<String> = problems.iter().take(10).map(|p| format!("  - {p}")).collect();
             out.fail(format!("{} progress problem(s):\n{}", problems.len(), shown.join("\n")));
+        }
+        out
+    }
+}
+
+/// 2026-07-28: every result's `resultType` is a core value or one of an
+/// extension the server advertises.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResultTypesAudit {}
+
+impl Check for ResultTypesAudit {
+    const NAME: &'static str = "result_types_audit";
+    const ABOUT: &'static str = "every result of the run has resultType complete or input_required, or a value of an extension the server advertises (task: the tasks extension, to a request that declared it)";
+    const SCOPE: Scope = Scope::Run;
+    const REVISIONS: &'static [Revision] = &Revision::STATELESS;
+
+    async fn run(&self, cx: &Cx<'_>) -> Outcome {
+        let mut out = Outcome::default();
+        let Some(log) = cx.session.frame_log(cx.rev) else { return out };
+        let tasks = cx.advertises_extension(TASKS_EXTENSION);
+        let (mut bad, mut count, mut results) = (Vec::new(), 0usize, 0usize);
+        for lf in log.in_order() {
+            // A result without resultType breaks the message schema
+            // (wire/server-frames-valid judges it).
+            let Some(Some(rt)) = &lf.shape.result else { continue };
+            results += 1;
+            let ok = match rt.as_str() {
+                "complete" | "input_required" => true,
+                // A task handle to a request that did not declare the
+                // extension is wire/no-task-unless-declared's finding; to one
+                // that did, it is this rule's when the server does not
+                // advertise tasks.
+                "task" => {
+                    tasks || {
+                        let request = lf.origin.sent.as_deref().and_then(|s| serde_json::from_str::<Value>(s).ok());
+                        !declares_extension(request.as_ref(), TASKS_EXTENSION)
+                    }
+                }
+                _ => false,
+            };
+            if !ok {
+                count += 1;
+                if bad.len() < 10 {
+                    let method = lf.origin.rpc_method.as_deref().unwrap_or("?");
+                    bad.push(format!("  - reply to {method} ({}, in {}): resultType {rt:?}", lf.origin.label, lf.case));
+                }
+            }
+        }
+        drop(log);
+        if results == 0 {
+            return Outcome::na("the server sent no result during the run, so there is nothing to judge");
+        }
+        let advertised = cx
+            .session
+            .info(cx.rev)
+            .and_then(|i| {
+                i.capabilities
+                    .as_ref()
+                    .and_then(|c| c.get("extensions"))
+                    .and_then(|e| e.as_object())
+                    .map(|e| e.keys().cloned().collect::<Vec<_>>())
+            })
+            .unwrap_or_default();
+        out.exchanges.push(Exchange::note(
+            "result type audit",
+            format!(
+                "{results} results checked; extensions advertised in server/discover: {}",
+                if advertised.is_empty() { "none".to_string() } else { advertised.join(", ") }
+            ),
+        ));
+        if count > 0 {
+            out.fail(format!(
+                "{count} result(s) carry a resultType that is neither core (complete, input_required) nor defined by an extension the server advertises in capabilities.extensions:\n{}",
+                bad.join("\n")
+            ));
+        }
+        out
+    }
+}
+
+/// 2026-07-28: no task handle to a request that did not declare the tasks
+/// extension in its own client capabilities.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoTaskUnlessDeclaredAudit {}
+
+impl Check for NoTaskUnlessDeclaredAudit {
+    const NAME: &'static str = "no_task_unless_declared_audit";
+    const ABOUT: &'static str = "no result of the run is a task handle (resultType task, or a task's taskId and status) to a request that did not declare the io.modelcontextprotocol/tasks extension in its own client capabilities";
+    const SCOPE: Scope = Scope::Run;
+    const REVISIONS: &'static [Revision] = &Revision::STATELESS;
+
+    async fn run(&self, cx: &Cx<'_>) -> Outcome {
+        let mut out = Outcome::default();
+        let Some(log) = cx.session.frame_log(cx.rev) else { return out };
+        let (mut bad, mut count, mut results) = (Vec::new(), 0usize, 0usize);
+        for lf in log.in_order() {
+            let Some(rt) = &lf.shape.result else { continue };
+            results += 1;
+            // Only a result that may be a task handle is parsed: one marked
+            // task, or one of tools/call (the method tasks augment) marked
+            // otherwise or not at all.
+            let call = lf.origin.rpc_method.as_deref() == Some("tools/call");
+            if rt.as_deref() != Some("task") && !call {
+                continue;
+            }
+            let Some(result) = lf.parsed().value.and_then(|v| v.get("result").cloned()) else { continue };
+            if !is_task_handle(&result) {
+                continue;
+            }
+            let request = lf.origin.sent.as_deref().and_then(|s| serde_json::from_str::<Value>(s).ok());
+            if declares_extension(request.as_ref(), TASKS_EXTENSION) {
+                continue;
+            }
+            count += 1;
+            if bad.len() < 10 {
+                let method = lf.origin.rpc_method.as_deref().unwrap_or("?");
+                bad.push(format!("  - reply to {method} ({}, in {}): {}", lf.origin.label, lf.case, clip(&lf.frame.raw, 200)));
+            }
+        }
+        drop(log);
+        if results == 0 {
+            return Outcome::na("the server sent no result during the run, so there is nothing to judge");
+        }
+        out.exchanges.push(Exchange::note(
+            "task handle audit",
+            format!("{results} results checked; no request of the run declared the tasks extension unless a tasks case sent it"),
+        ));
+        if count > 0 {
+            out.fail(format!(
+                "{count} task handle(s) answered a request that did not declare {TASKS_EXTENSION} in its client capabilities; such a request gets its ordinary result, or -32021 naming the extension when the server cannot serve it without a task:\n{}",
+                bad.join("\n")
+            ));
         }
         out
     }

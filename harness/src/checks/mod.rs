@@ -241,6 +241,14 @@ impl<'a> Cx<'a> {
         self.session.info(self.rev).is_some_and(|i| i.advertises(cap))
     }
 
+    /// Whether the server advertises an extension
+    /// (`capabilities.extensions.<id>` in `server/discover`).
+    pub fn advertises_extension(&self, id: &str) -> bool {
+        self.session
+            .info(self.rev)
+            .is_some_and(|i| i.capabilities.as_ref().and_then(|c| c.get("extensions")).and_then(|e| e.get(id)).is_some())
+    }
+
     /// A request of this revision with a new id.
     pub fn request(&self, method: &str, params: Option<Value>) -> Value {
         self.session.request(self.rev, method, params)

@@ -58,6 +58,8 @@ pub static REGISTRY: &[Entry] = &[
     entry::<audits::WireFramesValid>(),
     entry::<audits::InputRequiredAudit>(),
     entry::<audits::InputRequestsDeclaredAudit>(),
+    entry::<audits::ResultTypesAudit>(),
+    entry::<audits::NoTaskUnlessDeclaredAudit>(),
     entry::<audits::LogMessagesAudit>(),
     entry::<audits::ProgressAudit>(),
     entry::<lists::ToolsWalk>(),

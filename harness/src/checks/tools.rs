@@ -302,6 +302,11 @@ impl Check for ToolResults {
             if asks {
                 continue;
             }
+            // A task handle is no CallToolResult: whether the server may
+            // send one is wire/no-task-unless-declared's to judge.
+            if res.as_ref().is_some_and(super::judge::tasks::is_task_handle) {
+                continue;
+            }
             match check {
                 ResultCheck::Content => {
                     let Some(res) = res else { continue };

@@ -45,6 +45,20 @@ pub(crate) fn spec_link(reference: &str) -> String {
         Some((p, f)) => (p, Some(f)),
         None => (head, None),
     };
+    // An extension's text: its file in the extension's repository
+    // (`ext-tasks/specification/draft/tasks.md#capability-negotiation`).
+    if let Some(rest) = path.strip_prefix("ext-")
+        && let Some((repo, file)) = rest.split_once('/')
+        && !repo.is_empty()
+        && repo.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        && file.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_/.".contains(&b))
+        && !file.contains("..")
+        && frag.is_none_or(|f| f.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b)))
+    {
+        let f = frag.map(|f| format!("#{f}")).unwrap_or_default();
+        let url = format!("https://github.com/modelcontextprotocol/ext-{repo}/blob/main/{file}{f}");
+        return format!("<a href=\"{}\">{}</a>{}", esc(&url), esc(head), esc(tail));
+    }
     let mut parts = path.splitn(2, '/');
     let (rev, doc) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
     let is_rev = rev.len() == 10 && rev.bytes().enumerate().all(|(i, b)| if i == 4 || i == 7 { b == b'-' } else { b.is_ascii_digit() });
@@ -582,6 +596,11 @@ mod tests {
                 .contains("github.com/modelcontextprotocol/modelcontextprotocol/blob/main/schema/2025-11-25/schema.ts")
         );
         assert_eq!(spec_link("tools-call-simple-text"), "tools-call-simple-text");
+        assert_eq!(
+            spec_link("ext-tasks/specification/draft/tasks.md#capability-negotiation (X14)"),
+            "<a href=\"https://github.com/modelcontextprotocol/ext-tasks/blob/main/specification/draft/tasks.md#capability-negotiation\">ext-tasks/specification/draft/tasks.md#capability-negotiation</a> (X14)"
+        );
+        assert_eq!(spec_link("ext-tasks/a\"b#x"), "ext-tasks/a&quot;b#x");
         assert_eq!(spec_link("2026-07-28/x\"onmouseover=alert(1)"), "2026-07-28/x&quot;onmouseover=alert(1)");
     }
 

@@ -127,7 +127,13 @@ pub struct SpecRef {
 
 impl SpecRef {
     pub fn render(&self, revision: Revision) -> String {
-        let mut s = format!("{revision}/{}#{}", self.document, self.anchor);
+        // An extension's text lives in its own repository
+        // (`ext-tasks/…`), not under a revision's.
+        let mut s = if self.document.starts_with("ext-") {
+            format!("{}#{}", self.document, self.anchor)
+        } else {
+            format!("{revision}/{}#{}", self.document, self.anchor)
+        };
         if let Some(d) = &self.digest {
             s.push_str(&format!(" ({d})"));
         }
