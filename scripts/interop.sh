@@ -6,7 +6,9 @@
 #   crates.io (stdio and HTTP), fixtures/interop/rmcp-server; and the corpus of
 #   older SDK generations, fixtures/interop/corpus (2024-11-05 over stdio and
 #   HTTP with SSE, 2025-03-26 and 2025-06-18 over Streamable HTTP and stdio,
-#   a dual-era TS v2 server; see docs/interop.md); and two protected servers
+#   a dual-era TS v2 server, fastmcp-tasks serving the tasks extension of
+#   2026-07-28 over stdio and HTTP, and the skills extension of fastmcp and of
+#   the TS SDK v2 over stdio; see docs/interop.md); and two protected servers
 #   (fastmcp's JWT verifier, the Python SDK's token verifier) trusting
 #   mcpcert's built-in test issuer, judged with [auth].
 # Everything is installed at pinned versions (fixtures/interop/requirements.txt,
@@ -86,7 +88,15 @@ add_target corpus-time-mcp-1.0-stdio command "$corpus/py/mcp-1.0/bin/mcp-server-
 add_target corpus-time-mcp-1.12-stdio command "$corpus/py/mcp-1.12/bin/mcp-server-time --local-timezone UTC" \
   --config fixtures/interop/corpus/time.toml
 add_target corpus-fs-v2-stdio command "node $corpus/npm/fs-v2/$N/server-filesystem/dist/index.js $corpus/fsroot"
-for server in fastmcp server-everything rmcp corpus-everything-2025-06 corpus-mcp-1.9 corpus-mcp-1.3; do
+# A server of the tasks extension (2026-07-28): fastmcp-tasks 4.1.4.
+add_target ext-tasks-stdio command "$corpus/py/fastmcp-tasks-4.1/bin/python fixtures/interop/corpus/tasks_server.py" \
+  --config fixtures/interop/corpus/tasks.toml
+# Servers of the skills extension: fastmcp's skill provider, and the TS SDK
+# v2's (the script goes beside the fs-v2 install, whose packages it imports).
+add_target ext-skills-fastmcp-stdio command "python fixtures/interop/skills_server.py"
+cp fixtures/interop/corpus/skills_server.mjs "$corpus/npm/fs-v2/"
+add_target ext-skills-ts-stdio command "node $corpus/npm/fs-v2/skills_server.mjs"
+for server in fastmcp server-everything rmcp corpus-everything-2025-06 corpus-mcp-1.9 corpus-mcp-1.3 ext-tasks; do
   if start_http "$server" "$out"; then
     # The Python SDK 1.9.4's session manager shuts down for good when a
     # request names a session it has ended (docs/interop-corpus.md): the
@@ -162,9 +172,10 @@ done
 say "reproducers replayed against the servers:"
 replayed=()
 for name in fastmcp-http server-everything-http rmcp-http corpus-everything-2025-06-http corpus-mcp-1.9-http corpus-mcp-1.3-http \
-  fastmcp-auth-http sdk-auth-http \
+  ext-tasks-http fastmcp-auth-http sdk-auth-http \
   mcp-server-time fastmcp-stdio server-everything-stdio rmcp-stdio corpus-fs-2024-stdio corpus-memory-2024-stdio \
-  corpus-time-mcp-1.0-stdio corpus-time-mcp-1.12-stdio corpus-fs-v2-stdio; do
+  corpus-time-mcp-1.0-stdio corpus-time-mcp-1.12-stdio corpus-fs-v2-stdio ext-tasks-stdio ext-skills-fastmcp-stdio \
+  ext-skills-ts-stdio; do
   [ -s "$out/$name/report.json" ] && replayed+=("$out/$name/report.json")
 done
 PATH="$(cd "$(dirname "$m")" && pwd):$PATH" python3 scripts/reproducers-check.py "${replayed[@]}" | sed "s/^/  /"

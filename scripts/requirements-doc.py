@@ -77,4 +77,26 @@ for rev in ["2026-07-28", "2025-11-25"]:
     for s in rep["requirements"]["scenarios"]:
         for b in s.get("beyond", []):
             lines.append(f"- `{s['name']}` ({rev}): `{b['id']}`")
+# The extension sets (REV+EXT): each extension scenario, from the requirement
+# set's file and the suites' answers (no run: the official suite runs these
+# scenarios and never scores them).
+answers = {}
+for f in sorted(glob.glob("suites/2026-07-28/*.json")):
+    for c in json.load(open(f)).get("cases", []):
+        for a in c.get("answers", []):
+            answers.setdefault(a, []).append(c["id"])
+req = json.load(open("suites/requirements/2026-07-28.json"))
+lines += ["", "## 2026-07-28+tasks: the tasks extension", "",
+          "The official suite runs its ten `tasks-*` scenarios against a server's fixture tools (`greet`,",
+          "`slow_compute`, `failing_job`, `protocol_error_job`, `confirm_delete`, `multi_input`,",
+          "`test_tool_with_task`) and never scores them (reason `extension`). `mcpcert run --requirements",
+          "2026-07-28+tasks` scores those it judges, with the tool the config names in `[tasks]`; the",
+          "others stay unscored and say why (`mcpcert list --requirements 2026-07-28+tasks`).", "",
+          "| scenario | official suite | mcpcert (2026-07-28+tasks) | mcpcert cases |", "|---|---|---|---|"]
+for sc in req["not_scored"]:
+    if sc.get("extension") != "tasks":
+        continue
+    ours = f"not judged yet: {sc['unjudged']}" if sc.get("unjudged") else "scored"
+    cases = ", ".join(f"`{c.split('/', 1)[1]}`" for c in answers.get(sc["name"], [])) or "—"
+    lines.append(f"| `{sc['name']}` | run, not scored | {ours} | {cases} |")
 open(doc, "w").write("\n".join(lines) + "\n")

@@ -68,8 +68,9 @@ enum Cmd {
         /// Print the check types suite files can name (`action`) instead.
         #[arg(long)]
         checks: bool,
-        /// Print a revision's requirement set instead: each scenario, whether
-        /// it counts, the fixtures it needs and the cases that answer it.
+        /// Print a revision's requirement set instead (2026-07-28,
+        /// 2025-11-25, 2026-07-28+tasks): each scenario, whether it counts,
+        /// the fixtures it needs and the cases that answer it.
         #[arg(long, value_name = "REV")]
         requirements: Option<String>,
         /// Only this revision's catalogue (2026-07-28, 2025-11-25,
@@ -80,6 +81,9 @@ enum Cmd {
         /// basis, needs).
         #[arg(long)]
         json: bool,
+        /// Only cases whose id contains FILTER (`tasks/`: the tasks
+        /// extension's).
+        filter: Option<String>,
     },
     /// Compare two releases' contracts (reports/contract.json of two runs):
     /// each change is breaking, compatible, or changed but not classified.
@@ -304,8 +308,9 @@ struct RunArgs {
     #[arg(long, value_name = "FILE")]
     write_baseline: Option<PathBuf>,
     /// Run exactly what this revision's requirement set asks (2026-07-28 or
-    /// 2025-11-25): the cases that answer its scenarios; a conformance
-    /// fixture the server does not list fails its scenario.
+    /// 2025-11-25; 2026-07-28+tasks scores the tasks extension's scenarios
+    /// too): the cases that answer its scenarios; a conformance fixture the
+    /// server does not list fails its scenario.
     #[arg(long, value_name = "REV")]
     requirements: Option<String>,
     /// How JUnit shows a warning: as-pass (a passed testcase, the text in
@@ -378,10 +383,9 @@ fn main() -> ExitCode {
             ExitCode::from(EXIT_OK)
         }
         Cmd::List { suites, requirements: Some(rev), .. } => {
-            let Some(set) = mcpcert::wire::Revision::parse(&rev).and_then(mcpcert::suite::requirements::builtin) else {
-                return ExitCode::from(usage(
-                    "--requirements must be 2026-07-28 or 2025-11-25 (the older revisions have no requirement set)",
-                ));
+            let set = match mcpcert::suite::requirements::resolve(&rev) {
+                Ok(s) => s,
+                Err(e) => return ExitCode::from(usage(format!("--requirements: {e}"))),
             };
             match load_catalog(suites.as_ref()) {
                 Ok(cat) => {
@@ -391,14 +395,18 @@ fn main() -> ExitCode {
                 Err(e) => ExitCode::from(usage(e)),
             }
         }
-        Cmd::List { suites, revision, json, .. } => match load_catalog(suites.as_ref()) {
+        Cmd::List { suites, revision, json, filter, .. } => match load_catalog(suites.as_ref()) {
             Ok(cat) => {
                 let rev = match revision.as_deref().map(|r| (r, mcpcert::wire::Revision::parse(r))) {
                     None => None,
                     Some((_, Some(r))) => Some(r),
                     Some((r, None)) => return ExitCode::from(usage(format!("--revision: `{r}` is not a revision mcpcert tests"))),
                 };
-                let cases: Vec<&mcpcert::suite::Case> = cat.cases.iter().filter(|c| rev.is_none_or(|r| c.revision == r)).collect();
+                let cases: Vec<&mcpcert::suite::Case> = cat
+                    .cases
+                    .iter()
+                    .filter(|c| rev.is_none_or(|r| c.revision == r) && filter.as_deref().is_none_or(|f| c.id.contains(f)))
+                    .collect();
                 let mut console = Console::new();
                 if json {
                     let rows: Vec<serde_json::Value> = cases

@@ -260,3 +260,39 @@ fn a_fixture_answered_with_an_error_result_is_not_a_pass_of_what_it_sends() {
         assert!(m.contains("answered with an error result") && m.contains("could not be observed"), "{m}");
     }
 }
+
+/// `--requirements 2026-07-28+tasks`: the tasks extension's scenarios that
+/// mcpcert judges count; a server that ships the extension and keeps its
+/// rules earns the certificate, one that breaks a rule or does not ship
+/// the extension does not.
+#[test]
+fn the_tasks_extension_set_certifies_a_server_that_keeps_its_rules() {
+    let run = |name: &str, server_args: &str| {
+        let dir = outdir(name);
+        let server = format!("{} --stdio {server_args}", refserver().display());
+        let mut cmd = mcpcert();
+        cmd.args(["run", "--stdio", &server, "--requirements", "2026-07-28+tasks", "--config"]).arg(profile());
+        cmd.envs(PROFILE_ENV);
+        report_args(&mut cmd, &dir);
+        let out = cmd.output().unwrap();
+        (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), json(&dir.join("report.json")))
+    };
+    let (code, console, report) = run("cert-tasks-ok", "--era dual --fixtures");
+    assert_eq!(code, 0, "{console}");
+    assert_eq!(report["requirements"]["revision"], "2026-07-28+tasks");
+    for s in ["tasks-lifecycle", "tasks-capability-negotiation", "tasks-wire-fields", "tasks-dispatch-and-envelope"] {
+        let sc = scenario(&report, s);
+        assert_eq!((sc["scored"].as_bool(), sc["verdict"].as_str()), (Some(true), Some("pass")), "{sc}");
+    }
+    let pending = scenario(&report, "tasks-mrtr-input");
+    assert_eq!(pending["scored"], false, "{pending}");
+    let (code, console, report) = run("cert-tasks-fault", "--era dual --fixtures --fault task-cancel-returns-task");
+    assert_eq!(code, 1, "{console}");
+    assert_eq!(scenario(&report, "tasks-lifecycle")["verdict"], "fail");
+    // Without the extension nothing is shown: no certificate for it.
+    let (code, console, report) = run("cert-tasks-none", "--era dual --fixtures --quirk no-extensions");
+    assert_eq!(code, 1, "{console}");
+    let sc = scenario(&report, "tasks-lifecycle");
+    assert_eq!(sc["verdict"], "fail", "{sc}");
+    assert!(sc["message"].as_str().unwrap().contains("does not advertise the extension"), "{sc}");
+}

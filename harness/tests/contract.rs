@@ -166,7 +166,8 @@ fn the_config_decides_which_tools_are_called_and_with_what() {
     assert!(sent_tools(&err).iter().any(|s| s == "validate_order {\"quantity\":0}"), "{err}");
 
     // Nothing callable: every call check is n/a with the reason, never a pass.
-    let names = ["echo", "add", "list_items", "all_content", "weather", "validate_order", "fetch_page", "pad_1", "pad_2", "pad_3"];
+    let names =
+        ["echo", "add", "list_items", "all_content", "weather", "render_report", "validate_order", "fetch_page", "pad_1", "pad_2", "pad_3"];
     let toml: String = names.iter().map(|n| format!("[tools.{n}]\ncall = false\n")).collect();
     let r = run_with_config("config-none", &toml, "2026-07-28/tools/call-");
     for c in r["cases"].as_array().unwrap() {
@@ -185,7 +186,7 @@ fn the_walker_follows_the_empty_string_cursor() {
     let c = case(&r, "2026-07-28/tools/list-walk");
     assert_eq!(c["verdict"], "pass", "{c}");
     let note = c["transcript"].as_array().unwrap().iter().filter_map(|e| e["note"].as_str()).collect::<Vec<_>>().join("\n");
-    assert!(note.contains("3 page(s), 12 item(s); cursors sent back: [\"\", \"c2\"]"), "{note}");
+    assert!(note.contains("4 page(s), 13 item(s); cursors sent back: [\"\", \"c2\", \"c3\"]"), "{note}");
 }
 
 /// The 2026-07-28 subscription cases against the reference server started

@@ -166,7 +166,18 @@ fn the_arguments_class_runs_only_the_tools_the_call_policy_allows() {
     assert!(ran.contains("validate_order"), "the log sees the calls: {ran}");
     // Every tool forbidden: nothing runs, and the class does not apply.
     std::fs::remove_file(&log).unwrap();
-    let tools = ["echo", "add", "list_items", "all_content", "weather", "toggle_beta", "confirm_order", "validate_order", "fetch_page"];
+    let tools = [
+        "echo",
+        "add",
+        "list_items",
+        "all_content",
+        "weather",
+        "toggle_beta",
+        "confirm_order",
+        "render_report",
+        "validate_order",
+        "fetch_page",
+    ];
     let cfg = dir.join("forbid.toml");
     std::fs::write(&cfg, tools.iter().map(|t| format!("[tools.{t}]\ncall = false\n")).collect::<String>()).unwrap();
     let out = dir.join("forbidden");

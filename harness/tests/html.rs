@@ -46,6 +46,7 @@ fn the_page_puts_failures_first_links_every_case_and_needs_nothing_else() {
             href.starts_with('#')
                 || href.starts_with("https://modelcontextprotocol.io/specification/")
                 || href.starts_with("https://github.com/modelcontextprotocol/modelcontextprotocol/blob/main/schema/")
+                || href.starts_with("https://github.com/modelcontextprotocol/modelcontextprotocol/blob/main/seps/")
                 || href.starts_with("https://github.com/modelcontextprotocol/ext-"),
             "unexpected link {href}"
         );

@@ -327,12 +327,40 @@ fn judge_fault(f: &FaultInfo, era: &str, t: &'static str, base: &BTreeMap<String
     (problems, proven)
 }
 
+/// A server that ships no extension gets only n/a in the extensions'
+/// areas, each saying why (digest §17.1: never a failure, never a pass),
+/// over both transports, with the [tasks] tool configured all the same.
+#[test]
+fn a_server_without_extensions_gets_only_na_in_the_extension_areas() {
+    for t in ["stdio", "http"] {
+        let mut s = Setup::new(t, "modern");
+        s.quirks = vec!["no-extensions".into()];
+        let res = run_all(&s);
+        for (area, ext, at_least) in [("/tasks/", "io.modelcontextprotocol/tasks", 12), ("/skills/", "io.modelcontextprotocol/skills", 7)] {
+            let cases: Vec<&CaseResult> = res.values().filter(|r| r.id.contains(area)).collect();
+            assert!(cases.len() >= at_least, "the {area} cases ran: {}", cases.len());
+            for r in cases {
+                assert_eq!(r.verdict, Verdict::NotApplicable, "{t}: {} {}", r.id, r.message);
+                assert!(r.message.contains(&format!("does not advertise the extension {ext}")), "{}: {}", r.id, r.message);
+            }
+        }
+        assert!(bad(&res).is_empty(), "{t}: {:?}", bad(&res));
+    }
+}
+
 /// Conformant behaviour real servers show: under each quirk the reference
 /// server still keeps every rule, so no case may go red, and the case the
 /// quirk is about gets the verdict named here.
 #[test]
 fn every_quirk_keeps_every_case_green() {
-    let quirks: [(&str, &str, &str, &str, Verdict); 31] = [
+    let quirks: [(&str, &str, &str, &str, Verdict); 35] = [
+        // The tasks extension: a server that never makes a task (allowed:
+        // the task path is not exercised), one whose tasks end at once (a
+        // cancel always comes too late), one without extensions (n/a).
+        ("tasks-never", "stdio", "modern", "2026-07-28/tasks/durable", Verdict::NotApplicable),
+        ("tasks-never", "http", "modern", "2026-07-28/tasks/legacy-hint-ignored", Verdict::Pass),
+        ("tasks-instant", "http", "modern", "2026-07-28/tasks/cancel-terminal", Verdict::Pass),
+        ("no-extensions", "stdio", "modern", "2026-07-28/tasks/capability", Verdict::NotApplicable),
         ("trigger-no-change", "http", "modern", "2026-07-28/subscriptions/list-changed-delivered", Verdict::Pass),
         ("mrtr-ask-forever", "stdio", "modern", "2026-07-28/input-required/retry", Verdict::NotApplicable),
         ("session-optional", "http", "legacy", "2025-11-25/lifecycle/http-session-required", Verdict::NotApplicable),

@@ -10,8 +10,9 @@ use common::{mcpcert, outdir, refserver, report, report_args, start_http, worksp
 use std::path::Path;
 
 /// Every tool the reference server can list.
-const TOOLS: [&str; 13] = [
+const TOOLS: [&str; 14] = [
     "echo",
+    "render_report",
     "fetch_page",
     "add",
     "list_items",
@@ -136,7 +137,8 @@ fn no_forbidden_tool_runs_over_stdio() {
     run(&dir, &["--stdio", &cmd, "2026-07-28/tools/call-content"], &cfg);
     let ran = logged(&log);
     assert!(!ran.is_empty());
-    let read_only = ["echo", "add", "list_items", "all_content", "weather", "validate_order", "fetch_page", "pad_1", "pad_2", "pad_3"];
+    let read_only =
+        ["echo", "add", "list_items", "all_content", "weather", "render_report", "validate_order", "fetch_page", "pad_1", "pad_2", "pad_3"];
     assert!(ran.iter().all(|t| read_only.contains(&t.as_str())), "only read-only tools by default: {ran:?}");
 }
 

@@ -161,6 +161,10 @@ start_http() {
       args=(--config fixtures/interop/corpus/demo.toml --allowed-origin http://localhost)
       READY_URL=http://127.0.0.1:$port/messages/ serve "$url" "$log" \
         "$corpus/py/mcp-1.3/bin/python" fixtures/interop/corpus/demo_server.py sse "$port" ;;
+    ext-tasks)
+      # fastmcp-tasks 4.1.4: the tasks extension of 2026-07-28 (SEP-2663).
+      args=(--config fixtures/interop/corpus/tasks.toml --allowed-origin http://localhost)
+      serve "$url" "$log" "$corpus/py/fastmcp-tasks-4.1/bin/python" fixtures/interop/corpus/tasks_server.py http "$port" ;;
     refserver)
       args=(--config fixtures/refserver/mcpcert.toml --allowed-origin http://localhost)
       export REFSERVER_ANALYST_TOKEN="Bearer analyst-token" REFSERVER_OPERATOR_TOKEN="Bearer operator-token"

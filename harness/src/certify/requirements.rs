@@ -85,7 +85,7 @@ pub fn aggregate(set: &RequirementSet, catalog: &[Case], results: &[CaseResult],
     let scored: Vec<&ScenarioResult> = scenarios.iter().filter(|s| s.scored).collect();
     let passes = |s: &ScenarioResult| s.verdict == Verdict::Pass || (!strict && s.verdict == Verdict::Warn);
     RequirementsReport {
-        revision: set.revision.as_str().to_string(),
+        revision: set.name.clone(),
         source: set.source.clone(),
         scored: scored.len(),
         applicable: scored.iter().filter(|s| s.verdict != Verdict::NotApplicable).count(),
@@ -108,7 +108,7 @@ pub fn selects(set: &RequirementSet, case: &Case) -> bool {
 /// `mcpcert list --requirements REV`: each scenario, whether it counts,
 /// what it asks, the fixtures it needs and the cases that answer it.
 pub fn listing(set: &RequirementSet, cases: &[Case]) -> String {
-    let mut out = format!("requirement set {} ({})\n", set.revision, set.source);
+    let mut out = format!("requirement set {} ({})\n", set.name, set.source);
     for s in &set.scenarios {
         let status = if s.scored { "scored".to_string() } else { format!("not scored: {}", s.reason.as_deref().unwrap_or("")) };
         out.push_str(&format!("\n{}  [{status}]\n    {}\n", s.name, s.about));

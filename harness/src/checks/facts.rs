@@ -50,6 +50,10 @@ pub struct Facts {
     load: OnceCell<Fact<LoadRun>>,
     /// A list walked cold on a new connection or process (2026-07-28).
     cold: OnceCell<Fact<super::walk::ColdWalk>>,
+    /// The `[tasks]` tool's task, followed to its end (tasks extension).
+    task: OnceCell<Fact<super::task_run::TaskRun>>,
+    /// The `skills/list` walk (skills extension).
+    skills: OnceCell<Fact<super::skill_list::SkillList>>,
     /// What each configured role sees.
     roles: tokio::sync::Mutex<Slot<Vec<super::views::Seen>>>,
     /// Header probes' baselines, by request (method and params).
@@ -196,6 +200,20 @@ impl Facts {
         self.cold.get_or_init(|| fact_ids(cx, COLD, async { super::walk::cold_walk(&cx.shared(COLD)).await.map(Arc::new) })).await.clone()
     }
 
+    /// The `[tasks]` tool called declaring the tasks extension, and the
+    /// task it made polled to its end (`tasks::follow`).
+    pub async fn task_run(&self, cx: &Cx<'_>) -> Fact<super::task_run::TaskRun> {
+        self.task.get_or_init(|| fact_ids(cx, TASK, async { super::task_run::follow(&cx.shared(TASK)).await.map(Arc::new) })).await.clone()
+    }
+
+    /// The `skills/list` walk, declaring the skills extension.
+    pub async fn skill_list(&self, cx: &Cx<'_>) -> Fact<super::skill_list::SkillList> {
+        self.skills
+            .get_or_init(|| fact_ids(cx, SKILLS, async { super::skill_list::walk(&cx.shared(SKILLS)).await.map(Arc::new) }))
+            .await
+            .clone()
+    }
+
     /// What each configured role sees (`roles::see_all`), once for every
     /// rule judged over it.
     /// Kept once gathered with nothing refused as busy (a case rerun alone
@@ -305,6 +323,8 @@ const WALKS: [&str; 4] = [
 ];
 const CALLS: &str = "(shared: tool calls)";
 const COLD: &str = "(shared: a list walked cold on a new connection or process)";
+const TASK: &str = "(shared: a task followed to its end)";
+const SKILLS: &str = "(shared: skills/list walk)";
 const LISTENS: &str = "(shared: listen streams)";
 const ROLES: &str = "(shared: what each role sees)";
 const LOAD: &str = "(shared: load replay)";
@@ -324,7 +344,7 @@ mod tests {
     fn facts_gathered_in_bulk_have_blocks_of_their_own() {
         // A name the id blocks do not know would get a block of a thousand
         // ids picked by hash, too few for a walk or the calls.
-        for name in WALKS.into_iter().chain([CALLS, COLD, LISTENS, ROLES, LOAD]) {
+        for name in WALKS.into_iter().chain([CALLS, COLD, LISTENS, ROLES, LOAD, TASK]) {
             assert!(crate::session::BULK_FACTS.contains(&name), "{name}");
         }
     }

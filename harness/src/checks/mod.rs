@@ -31,8 +31,12 @@ mod reads;
 mod registry;
 mod replay;
 mod roles;
+mod skill_list;
+mod skills;
 mod stateless;
 mod subscriptions;
+mod task_run;
+mod tasks;
 mod tools;
 mod views;
 mod walk;
@@ -80,6 +84,8 @@ pub enum Need {
     Roles(usize),
     /// `--allowed-origin` / `[target] allowed_origin`.
     AllowedOrigin,
+    /// `[tasks]`: a tool that may run as a task.
+    TaskTool,
     /// A tool the call policy allows (known once the tools are listed).
     CallableTool,
     /// `--load N` / `[load]`: the opt-in load check.
@@ -95,6 +101,7 @@ impl Need {
             Need::Transport(t) => format!("transport {t}"),
             Need::PlainHttp => "an http:// URL".into(),
             Need::InputTool => "config [input_required]".into(),
+            Need::TaskTool => "config [tasks]".into(),
             Need::Trigger => "config [subscriptions] (or the fixture test_trigger_tool_change)".into(),
             Need::Roles(1) => "config [roles.NAME]".into(),
             Need::Roles(n) => format!("config [roles.NAME] x{n}"),
@@ -116,6 +123,9 @@ impl Need {
             Need::InputTool if policy.input_tool.is_none() => {
                 Some("no tool that asks for input is named in the target config ([input_required] tool = \"NAME\"); these checks need one".into())
             }
+            Need::TaskTool if policy.task_tool.is_none() => Some(
+                "no tool that may run as a task is named in the target config ([tasks] tool = \"NAME\", arguments = {…}); the server advertises the tasks extension, and these checks follow one task from its handle to its end".into(),
+            ),
             Need::Roles(1) if policy.roles.is_empty() => {
                 Some("no roles are configured ([roles.NAME] with the role's credentials and what it must never see)".into())
             }
@@ -348,6 +358,11 @@ pub trait Check: DeserializeOwned + std::fmt::Debug + Send + Sync + 'static {
         false
     }
 
+    /// Whether it calls the `[tasks]` tool (as `calls_input_tool`).
+    fn calls_task_tool(&self) -> bool {
+        false
+    }
+
     /// Whether it is `exclusive` only to observe (nothing else may send
     /// while it looks) and changes nothing: the scheduler may run it at the
     /// end of the stretch of cases it sits in, rather than split it.
@@ -373,6 +388,7 @@ pub trait DynCheck: std::fmt::Debug + Send + Sync {
     fn exclusive(&self) -> bool;
     fn calls_tools(&self) -> bool;
     fn calls_input_tool(&self) -> bool;
+    fn calls_task_tool(&self) -> bool;
     fn observes(&self) -> bool;
     fn calls_trigger(&self) -> bool;
     fn run<'a>(&'a self, cx: &'a Cx<'a>) -> BoxFuture<'a, Outcome>;
@@ -396,6 +412,9 @@ impl<T: Check> DynCheck for T {
     }
     fn calls_input_tool(&self) -> bool {
         Check::calls_input_tool(self)
+    }
+    fn calls_task_tool(&self) -> bool {
+        Check::calls_task_tool(self)
     }
     fn observes(&self) -> bool {
         Check::observes(self)

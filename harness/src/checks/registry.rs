@@ -6,7 +6,7 @@
 use super::{Check, DynCheck, Scope};
 use super::{
     audits, auth, client_requests, completion, fixtures, headers, input_required, lifecycle, lists, load, mrtr, older, passthrough, reads,
-    roles, stateless, subscriptions, tools,
+    roles, skills, stateless, subscriptions, tasks, tools,
 };
 use crate::wire::Revision;
 use serde_json::Value;
@@ -60,6 +60,8 @@ pub static REGISTRY: &[Entry] = &[
     entry::<audits::InputRequestsDeclaredAudit>(),
     entry::<audits::ResultTypesAudit>(),
     entry::<audits::NoTaskUnlessDeclaredAudit>(),
+    entry::<tasks::TaskProbe>(),
+    entry::<skills::SkillProbe>(),
     entry::<audits::LogMessagesAudit>(),
     entry::<audits::ProgressAudit>(),
     entry::<lists::ToolsWalk>(),

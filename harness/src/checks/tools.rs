@@ -410,6 +410,17 @@ impl Check for ToolResults {
                     judged += 1;
                     match (r.ex.error_code(), res) {
                         (Some(-32602), _) => {}
+                        // Refused for a client capability the request did
+                        // not declare (a tool that only runs as a task, say):
+                        // the tool never ran for this client, so its
+                        // argument validation cannot be seen.
+                        (Some(-32021), _) => {
+                            judged -= 1;
+                            out.exchanges.push(Exchange::note(
+                                format!("{}: not judged", r.tool),
+                                "refused with -32021 (a client capability the request did not declare is required): the tool does not run for this client, so how it validates arguments cannot be seen",
+                            ));
+                        }
                         (None, Some(res)) if is_error_result(&res) => {}
                         (None, Some(_)) => fail(
                             &mut out,

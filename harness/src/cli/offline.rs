@@ -104,6 +104,9 @@ pub fn needs(c: &Case) -> String {
     for cap in &c.applies.capabilities {
         parts.push(format!("capabilities.{cap}"));
     }
+    for x in &c.applies.extensions {
+        parts.push(format!("extension {x}"));
+    }
     match c.applies.era {
         suite::Era::ModernOnly => parts.push("era modern-only".into()),
         suite::Era::Session => parts.push("era session".into()),

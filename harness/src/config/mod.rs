@@ -21,6 +21,10 @@
 //! [input_required]           # a tool that asks for input (multi round-trip checks)
 //! tool = "confirm_order"
 //! arguments = { item = "book" }
+//! [tasks]                    # a tool that may run as a task (tasks extension)
+//! tool = "render_report"
+//! arguments = { pages = 3 }
+//! budget_seconds = 60        # the most a task is polled before it is an error
 //! [subscriptions]            # a tool whose call changes the tool set
 //! trigger_tool = "toggle_beta"
 //! [roles.analyst]           # an identity: its credentials and what it must never see
@@ -86,6 +90,7 @@ pub struct ConfigFile {
     #[serde(default)]
     pub completion: Completion,
     pub input_required: Option<InputRequired>,
+    pub tasks: Option<TasksConfig>,
     pub subscriptions: Option<Subscriptions>,
     #[serde(default)]
     pub redact: Redact,
@@ -170,6 +175,18 @@ pub struct InputRequired {
     pub tool: String,
     #[serde(default)]
     pub arguments: Option<serde_json::Value>,
+}
+
+/// A tool whose call may become a task (the tasks extension's checks),
+/// and how long a task may take before it is an `error`.
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct TasksConfig {
+    pub tool: String,
+    #[serde(default)]
+    pub arguments: Option<serde_json::Value>,
+    #[serde(default)]
+    pub budget_seconds: Option<u64>,
 }
 
 /// One identity (`[roles.NAME]`): how it authenticates and what it must

@@ -34,6 +34,9 @@ pub struct Policy {
     pub completion_probes: usize,
     /// A tool that answers input_required (`[input_required]`).
     pub input_tool: Option<InputTool>,
+    /// A tool that may run as a task (`[tasks]`), and the polling budget.
+    pub task_tool: Option<InputTool>,
+    pub task_budget: std::time::Duration,
     /// A tool whose call changes the tool set (`[subscriptions]`).
     pub listen_trigger: Option<InputTool>,
     /// Identities to see the server through (`[roles.NAME]`).
@@ -89,6 +92,8 @@ impl Default for Policy {
             redact_params: false,
             completion_probes: 4,
             input_tool: None,
+            task_tool: None,
+            task_budget: std::time::Duration::from_secs(60),
             listen_trigger: None,
             roles: Vec::new(),
             requirements: false,
@@ -161,6 +166,10 @@ impl Policy {
         }
         if let Some(ir) = &c.input_required {
             p.input_tool = Some(InputTool { tool: ir.tool.clone(), arguments: ir.arguments.clone().unwrap_or(json!({})) });
+        }
+        if let Some(t) = &c.tasks {
+            p.task_tool = Some(InputTool { tool: t.tool.clone(), arguments: t.arguments.clone().unwrap_or(json!({})) });
+            p.task_budget = std::time::Duration::from_secs(t.budget_seconds.unwrap_or(60).clamp(1, 3600));
         }
         p.allowed_origin = c.target.allowed_origin.clone();
         if let Some(l) = &c.load {

@@ -59,6 +59,15 @@ pub(crate) fn spec_link(reference: &str) -> String {
         let url = format!("https://github.com/modelcontextprotocol/ext-{repo}/blob/main/{file}{f}");
         return format!("<a href=\"{}\">{}</a>{}", esc(&url), esc(head), esc(tail));
     }
+    // A SEP's text (`seps/2640-skills-extension.md#frontmatter`), in the spec's repository.
+    if let Some(file) = path.strip_prefix("seps/").filter(|f| !f.is_empty() && !f.contains(".."))
+        && file.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+        && frag.is_none_or(|f| f.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b)))
+    {
+        let f = frag.map(|f| format!("#{f}")).unwrap_or_default();
+        let url = format!("https://github.com/modelcontextprotocol/modelcontextprotocol/blob/main/seps/{file}{f}");
+        return format!("<a href=\"{}\">{}</a>{}", esc(&url), esc(head), esc(tail));
+    }
     let mut parts = path.splitn(2, '/');
     let (rev, doc) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
     let is_rev = rev.len() == 10 && rev.bytes().enumerate().all(|(i, b)| if i == 4 || i == 7 { b == b'-' } else { b.is_ascii_digit() });

@@ -130,6 +130,9 @@ impl Runner {
         if let Some(t) = &self.policy.input_tool {
             named.push(("[input_required] tool".into(), t.tool.as_str()));
         }
+        if let Some(t) = &self.policy.task_tool {
+            named.push(("[tasks] tool".into(), t.tool.as_str()));
+        }
         if let Some(t) = &self.policy.listen_trigger {
             named.push(("[subscriptions] trigger_tool".into(), t.tool.as_str()));
         }
@@ -484,6 +487,17 @@ impl Runner {
                 return None;
             }
             return Some(format!("the server does not serve {}: {}", case.revision, info.reason));
+        }
+        // An extension's rules apply to a server that advertises it (and
+        // only to it: digest §17.1), whatever --requirements says.
+        for x in &case.applies.extensions {
+            let listed = info.capabilities.as_ref().and_then(|c| c.get("extensions")).and_then(|e| e.get(x)).is_some();
+            if !listed {
+                return Some(format!(
+                    "the server does not advertise the extension {x} (capabilities.extensions in {}); its rules apply only to a server that does",
+                    if case.revision.is_stateless() { "server/discover" } else { "the initialize result" }
+                ));
+            }
         }
         // Under --requirements a case that answers a scenario is judged on
         // what the server answers, advertised or not, as the scenario

@@ -46,7 +46,7 @@ pub fn waves(cases: &[&Case], jobs: usize) -> Vec<Vec<usize>> {
             cases,
             start,
             jobs,
-            |c| c.exclusive() || c.calls_tools() || c.calls_input_tool() || c.calls_trigger(),
+            |c| c.exclusive() || c.calls_tools() || c.calls_input_tool() || c.calls_task_tool() || c.calls_trigger(),
             |c| c.observes_alone(),
         );
         start = w.end;
@@ -148,7 +148,8 @@ impl Runner {
         }
         c.exclusive()
             || (c.calls_tools() && !self.calls_read_only(c.revision))
-            || (c.calls_input_tool() && !self.input_tool_read_only(c.revision))
+            || (c.calls_input_tool() && !self.tool_read_only(c.revision, self.policy.input_tool.as_ref()))
+            || (c.calls_task_tool() && !self.tool_read_only(c.revision, self.policy.task_tool.as_ref()))
             || (c.calls_trigger() && self.trigger_known(c.revision) != Some(false))
     }
 
@@ -246,7 +247,12 @@ impl Runner {
         if c.exclusive() {
             return Some(if self.deferrable(c) { Join::Defer } else { Join::No });
         }
-        if (c.calls_tools() || c.calls_input_tool() || (c.calls_trigger() && self.trigger_known(c.revision).is_none())) && !walk_known {
+        if (c.calls_tools()
+            || c.calls_input_tool()
+            || c.calls_task_tool()
+            || (c.calls_trigger() && self.trigger_known(c.revision).is_none()))
+            && !walk_known
+        {
             return None;
         }
         Some(if self.alone(c) { Join::No } else { Join::Yes })
@@ -295,10 +301,11 @@ impl Runner {
         advertised && self.facts.get(&rev).is_some_and(|f| f.walk_gathered(list).is_none())
     }
 
-    /// Whether the `[input_required]` tool says `readOnlyHint: true` in the
-    /// revision's gathered tools walk; false before a case has gathered it.
-    fn input_tool_read_only(&self, rev: crate::wire::Revision) -> bool {
-        let (Some(t), Some(w)) = (&self.policy.input_tool, self.facts.get(&rev).and_then(|f| f.tools_walk_gathered())) else {
+    /// Whether a configured tool (`[input_required]`, `[tasks]`) says
+    /// `readOnlyHint: true` in the revision's gathered tools walk; false
+    /// before a case has gathered it.
+    fn tool_read_only(&self, rev: crate::wire::Revision, tool: Option<&crate::config::InputTool>) -> bool {
+        let (Some(t), Some(w)) = (tool, self.facts.get(&rev).and_then(|f| f.tools_walk_gathered())) else {
             return false;
         };
         w.items.iter().any(|d| {

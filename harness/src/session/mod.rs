@@ -177,6 +177,14 @@ impl Session {
         self.waiting.clone()
     }
 
+    /// Say what the run waits for between requests (a task being polled),
+    /// or nothing: the console's progress line shows it.
+    pub fn show_waiting(&self, what: Option<(String, Instant)>) {
+        if let Ok(mut w) = self.waiting.lock() {
+            *w = what;
+        }
+    }
+
     pub fn target(&self) -> &TargetSpec {
         &self.target
     }

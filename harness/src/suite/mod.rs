@@ -102,6 +102,11 @@ impl Case {
         self.checks().any(|k| k.calls_input_tool())
     }
 
+    /// Whether a step calls the `[tasks]` tool.
+    pub fn calls_task_tool(&self) -> bool {
+        self.checks().any(|k| k.calls_task_tool())
+    }
+
     /// Whether the case judges the whole run's traffic (it runs after every
     /// other case of its revision).
     pub fn run_scoped(&self) -> bool {
@@ -128,8 +133,9 @@ pub struct SpecRef {
 impl SpecRef {
     pub fn render(&self, revision: Revision) -> String {
         // An extension's text lives in its own repository
-        // (`ext-tasks/…`), not under a revision's.
-        let mut s = if self.document.starts_with("ext-") {
+        // (`ext-tasks/…`), a SEP's in the specification's `seps/`: not
+        // under a revision's.
+        let mut s = if self.document.starts_with("ext-") || self.document.starts_with("seps/") {
             format!("{}#{}", self.document, self.anchor)
         } else {
             format!("{revision}/{}#{}", self.document, self.anchor)
@@ -153,6 +159,9 @@ pub struct Applies {
     pub capabilities: Vec<String>,
     #[serde(default)]
     pub era: Era,
+    /// Extensions the server must advertise (`capabilities.extensions`).
+    #[serde(default)]
+    pub extensions: Vec<String>,
     /// Conformance fixtures (`tool test_simple_text`, …) the server must
     /// list; parsed into `Case::fixtures`.
     #[serde(default)]

@@ -72,10 +72,16 @@ pub struct Scenario {
     /// Why it does not count (extension, pending, added-after-release).
     pub reason: Option<String>,
     pub fixtures: Vec<Fixture>,
+    /// The extension whose set (`REV+NAME`) scores it (`tasks`).
+    pub extension: Option<String>,
+    /// Why mcpcert does not judge it yet, even in the extension's set.
+    pub unjudged: Option<String>,
 }
 
 #[derive(Debug, Clone)]
 pub struct RequirementSet {
+    /// The revision, or the revision with extensions (`2026-07-28+tasks`).
+    pub name: String,
     pub revision: Revision,
     pub source: String,
     pub scenarios: Vec<Scenario>,
@@ -111,6 +117,10 @@ struct RawScenario {
     reason: Option<String>,
     #[serde(default)]
     fixtures: Vec<String>,
+    #[serde(default)]
+    extension: Option<String>,
+    #[serde(default)]
+    unjudged: Option<String>,
 }
 
 fn parse(file: &str, text: &str) -> Result<RequirementSet, String> {
@@ -129,10 +139,67 @@ fn parse(file: &str, text: &str) -> Result<RequirementSet, String> {
             }
             let fixtures =
                 s.fixtures.iter().map(|f| Fixture::parse(f).map_err(|e| format!("{file}: {}: {e}", s.name))).collect::<Result<_, _>>()?;
-            scenarios.push(Scenario { name: s.name, about: s.about, scored, reason: s.reason, fixtures });
+            if (s.reason.as_deref() == Some("extension")) != s.extension.is_some() {
+                return Err(format!("{file}: scenario `{}`: an extension's scenario names it (\"extension\"), and only one", s.name));
+            }
+            scenarios.push(Scenario {
+                name: s.name,
+                about: s.about,
+                scored,
+                reason: s.reason,
+                fixtures,
+                extension: s.extension,
+                unjudged: s.unjudged,
+            });
         }
     }
-    Ok(RequirementSet { revision: raw.revision, source: raw.source, scenarios })
+    Ok(RequirementSet { name: raw.revision.as_str().to_string(), revision: raw.revision, source: raw.source, scenarios })
+}
+
+/// A requirement set by name: a revision's (`2026-07-28`), or a revision's
+/// with extensions (`2026-07-28+tasks`), where the scenarios of the named
+/// extensions count too (all but those mcpcert does not judge yet, which
+/// stay unscored, saying so).
+pub fn resolve(name: &str) -> Result<&'static RequirementSet, String> {
+    static DERIVED: std::sync::Mutex<Vec<&'static RequirementSet>> = std::sync::Mutex::new(Vec::new());
+    let mut parts = name.split('+');
+    let rev = parts.next().unwrap_or("");
+    let Some(base) = Revision::parse(rev).and_then(builtin) else {
+        return Err(format!("`{rev}` has no requirement set: only 2026-07-28 and 2025-11-25 do (with extensions: 2026-07-28+tasks)"));
+    };
+    let mut exts: Vec<&str> = parts.collect();
+    if exts.is_empty() {
+        return Ok(base);
+    }
+    exts.sort_unstable();
+    exts.dedup();
+    let known: std::collections::BTreeSet<&str> = base.scenarios.iter().filter_map(|s| s.extension.as_deref()).collect();
+    if let Some(x) = exts.iter().find(|x| !known.contains(**x)) {
+        let names: Vec<&str> = known.into_iter().collect();
+        return Err(format!(
+            "`{x}` is not an extension of the {rev} requirement set (it has: {})",
+            if names.is_empty() { "none".into() } else { names.join(", ") }
+        ));
+    }
+    let full = format!("{rev}+{}", exts.join("+"));
+    let mut derived = DERIVED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(s) = derived.iter().find(|s| s.name == full) {
+        return Ok(s);
+    }
+    let mut set = base.clone();
+    set.name = full;
+    for s in set.scenarios.iter_mut().filter(|s| s.extension.as_deref().is_some_and(|x| exts.contains(&x))) {
+        match &s.unjudged {
+            None => {
+                s.scored = true;
+                s.reason = None;
+            }
+            Some(why) => s.reason = Some(format!("extension: mcpcert does not judge it yet ({why})")),
+        }
+    }
+    let leaked: &'static RequirementSet = Box::leak(Box::new(set));
+    derived.push(leaked);
+    Ok(leaked)
 }
 
 /// The built-in requirement set of a revision (parsed once); None for a
@@ -159,6 +226,23 @@ mod tests {
         assert_eq!(legacy.scored().count(), 30);
         let text = legacy.scenario("tools-call-simple-text").unwrap();
         assert_eq!(text.fixtures, [Fixture { kind: FixtureKind::Tool, name: "test_simple_text".into() }]);
+    }
+
+    #[test]
+    fn an_extension_set_scores_the_extensions_judged_scenarios() {
+        let base = resolve("2026-07-28").unwrap();
+        assert_eq!(base.name, "2026-07-28");
+        let tasks = resolve("2026-07-28+tasks").unwrap();
+        assert_eq!(tasks.name, "2026-07-28+tasks");
+        assert!(std::ptr::eq(tasks, resolve("2026-07-28+tasks+tasks").unwrap()));
+        let added: Vec<&str> =
+            tasks.scored().filter(|s| base.scenario(&s.name).is_some_and(|b| !b.scored)).map(|s| s.name.as_str()).collect();
+        assert!(added.iter().all(|n| n.starts_with("tasks-")) && added.len() >= 4, "{added:?}");
+        let pending = tasks.scenario("tasks-mrtr-input").unwrap();
+        assert!(!pending.scored && pending.reason.as_deref().unwrap().contains("does not judge it yet"));
+        assert!(resolve("2026-07-28+skills").unwrap_err().contains("tasks"));
+        assert!(resolve("2025-11-25+tasks").unwrap_err().contains("none"));
+        assert!(resolve("2024-11-05").is_err());
     }
 
     #[test]

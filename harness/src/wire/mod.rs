@@ -103,6 +103,8 @@ pub fn modern_headers(body: &Value) -> Vec<(String, String)> {
         let name = match m {
             "tools/call" | "prompts/get" => body.pointer("/params/name"),
             "resources/read" => body.pointer("/params/uri"),
+            // The tasks extension: routed by the task (its HTTP section).
+            "tasks/get" | "tasks/update" | "tasks/cancel" => body.pointer("/params/taskId"),
             _ => None,
         };
         if let Some(Value::String(n)) = name {

@@ -14,6 +14,7 @@ pub mod leaks;
 pub mod listen;
 pub mod notify;
 pub mod safety;
+pub mod skills;
 pub mod tasks;
 pub mod xheader;
 

@@ -81,6 +81,19 @@ pub(super) fn judge(args: &RunArgs, s: &Started, results: Vec<CaseResult>, c: &C
     if unjudged > 0 {
         why.push(format!("{unjudged} scored scenario{} mcpcert has no case for", if unjudged == 1 { "" } else { "s" }));
     }
+    // A scored scenario no case of this server showed (every case n/a: an
+    // extension it does not ship, a capability it does not advertise)
+    // fails the set though no case failed.
+    let unshown = requirements.as_ref().map_or(0, |q| {
+        q.scenarios
+            .iter()
+            .filter(|sc| sc.scored && sc.verdict == mcpcert::record::Verdict::Fail)
+            .filter(|sc| !results.iter().any(|r| sc.cases.contains(&r.id) && r.verdict == mcpcert::record::Verdict::Fail))
+            .count()
+    });
+    if unshown > 0 {
+        why.push(format!("{unshown} scored scenario{} not shown on this server", if unshown == 1 { "" } else { "s" }));
+    }
     if let Some(b) = baseline.as_ref().filter(|b| !b.stale.is_empty()) {
         why.push(format!("{} stale baseline entr{}", b.stale.len(), if b.stale.len() == 1 { "y" } else { "ies" }));
     }

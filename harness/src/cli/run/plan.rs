@@ -137,18 +137,21 @@ fn revision_and_set(args: &RunArgs) -> Result<(Option<Revision>, Option<&'static
             }
         },
     };
-    let set = match args.requirements.as_deref().map(Revision::parse) {
-        None => None,
-        Some(Some(r)) if !r.has(mcpcert::wire::Feature::RequirementSet) => {
+    let Some(name) = args.requirements.as_deref() else {
+        return Ok((revision, None));
+    };
+    let rev_part = name.split('+').next().unwrap_or("");
+    let set = match Revision::parse(rev_part) {
+        Some(r) if !r.has(mcpcert::wire::Feature::RequirementSet) => {
             return Err(usage(format!(
                 "{r} has no requirement set (only 2026-07-28 and 2025-11-25 do): it gets verdicts, not a certificate; run it with --revision {r}"
             )));
         }
-        Some(None) => return Err(usage("--requirements must be 2026-07-28 or 2025-11-25")),
-        Some(Some(r)) if revision.is_some_and(|x| x != r) => {
-            return Err(usage(format!("--requirements {r} runs {r}; it cannot be combined with --revision {}", args.revision)));
+        None => return Err(usage("--requirements must be 2026-07-28, 2025-11-25 or a revision with extensions (2026-07-28+tasks)")),
+        Some(r) if revision.is_some_and(|x| x != r) => {
+            return Err(usage(format!("--requirements {name} runs {r}; it cannot be combined with --revision {}", args.revision)));
         }
-        Some(Some(r)) => mcpcert::suite::requirements::builtin(r),
+        Some(_) => Some(mcpcert::suite::requirements::resolve(name).map_err(|e| usage(format!("--requirements: {e}")))?),
     };
     Ok((set.map(|s| s.revision).or(revision), set))
 }
