@@ -7,8 +7,9 @@
 #   older SDK generations, fixtures/interop/corpus (2024-11-05 over stdio and
 #   HTTP with SSE, 2025-03-26 and 2025-06-18 over Streamable HTTP and stdio,
 #   a dual-era TS v2 server, fastmcp-tasks serving the tasks extension of
-#   2026-07-28 over stdio and HTTP, and the skills extension of fastmcp and of
-#   the TS SDK v2 over stdio; see docs/interop.md); and two protected servers
+#   2026-07-28 over stdio and HTTP, the skills extension of fastmcp and of
+#   the TS SDK v2, and the Python SDK's MCP Apps, over stdio; see
+#   docs/interop.md); and two protected servers
 #   (fastmcp's JWT verifier, the Python SDK's token verifier) trusting
 #   mcpcert's built-in test issuer, judged with [auth].
 # Everything is installed at pinned versions (fixtures/interop/requirements.txt,
@@ -96,6 +97,8 @@ add_target ext-tasks-stdio command "$corpus/py/fastmcp-tasks-4.1/bin/python fixt
 add_target ext-skills-fastmcp-stdio command "python fixtures/interop/skills_server.py"
 cp fixtures/interop/corpus/skills_server.mjs "$corpus/npm/fs-v2/"
 add_target ext-skills-ts-stdio command "node $corpus/npm/fs-v2/skills_server.mjs"
+# An MCP Apps server: the Python SDK's Apps extension.
+add_target ext-apps-stdio command "python fixtures/interop/apps_server.py"
 for server in fastmcp server-everything rmcp corpus-everything-2025-06 corpus-mcp-1.9 corpus-mcp-1.3 ext-tasks; do
   if start_http "$server" "$out"; then
     # The Python SDK 1.9.4's session manager shuts down for good when a
@@ -175,7 +178,7 @@ for name in fastmcp-http server-everything-http rmcp-http corpus-everything-2025
   ext-tasks-http fastmcp-auth-http sdk-auth-http \
   mcp-server-time fastmcp-stdio server-everything-stdio rmcp-stdio corpus-fs-2024-stdio corpus-memory-2024-stdio \
   corpus-time-mcp-1.0-stdio corpus-time-mcp-1.12-stdio corpus-fs-v2-stdio ext-tasks-stdio ext-skills-fastmcp-stdio \
-  ext-skills-ts-stdio; do
+  ext-skills-ts-stdio ext-apps-stdio; do
   [ -s "$out/$name/report.json" ] && replayed+=("$out/$name/report.json")
 done
 PATH="$(cd "$(dirname "$m")" && pwd):$PATH" python3 scripts/reproducers-check.py "${replayed[@]}" | sed "s/^/  /"

@@ -10,6 +10,7 @@
 
 pub mod judge;
 
+mod apps;
 mod audits;
 mod auth;
 mod calls;

@@ -5,8 +5,8 @@
 
 use super::{Check, DynCheck, Scope};
 use super::{
-    audits, auth, client_requests, completion, fixtures, headers, input_required, lifecycle, lists, load, mrtr, older, passthrough, reads,
-    roles, skills, stateless, subscriptions, tasks, tools,
+    apps, audits, auth, client_requests, completion, fixtures, headers, input_required, lifecycle, lists, load, mrtr, older, passthrough,
+    reads, roles, skills, stateless, subscriptions, tasks, tools,
 };
 use crate::wire::Revision;
 use serde_json::Value;
@@ -62,6 +62,7 @@ pub static REGISTRY: &[Entry] = &[
     entry::<audits::NoTaskUnlessDeclaredAudit>(),
     entry::<tasks::TaskProbe>(),
     entry::<skills::SkillProbe>(),
+    entry::<apps::AppProbe>(),
     entry::<audits::LogMessagesAudit>(),
     entry::<audits::ProgressAudit>(),
     entry::<lists::ToolsWalk>(),

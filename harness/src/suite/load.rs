@@ -35,6 +35,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("2026-07-28/60-input-required.json", include_str!("../../suites/2026-07-28/60-input-required.json")),
     ("2026-07-28/70-tasks.json", include_str!("../../suites/2026-07-28/70-tasks.json")),
     ("2026-07-28/71-skills.json", include_str!("../../suites/2026-07-28/71-skills.json")),
+    ("2026-07-28/72-apps.json", include_str!("../../suites/2026-07-28/72-apps.json")),
     ("2026-07-28/85-conformance.json", include_str!("../../suites/2026-07-28/85-conformance.json")),
     ("2026-07-28/90-wire.json", include_str!("../../suites/2026-07-28/90-wire.json")),
     ("2026-07-28/95-load.json", include_str!("../../suites/2026-07-28/95-load.json")),
