@@ -98,7 +98,7 @@ add_target ext-skills-fastmcp-stdio command "python fixtures/interop/skills_serv
 cp fixtures/interop/corpus/skills_server.mjs "$corpus/npm/fs-v2/"
 add_target ext-skills-ts-stdio command "node $corpus/npm/fs-v2/skills_server.mjs"
 # An MCP Apps server: the Python SDK's Apps extension.
-add_target ext-apps-stdio command "python fixtures/interop/apps_server.py"
+add_target ext-apps-stdio command "python fixtures/interop/apps_server.py" --config fixtures/interop/apps.toml
 for server in fastmcp server-everything rmcp corpus-everything-2025-06 corpus-mcp-1.9 corpus-mcp-1.3 ext-tasks; do
   if start_http "$server" "$out"; then
     # The Python SDK 1.9.4's session manager shuts down for good when a

@@ -32,6 +32,14 @@ fn setups() -> Vec<Setup> {
         s.quirks = vec!["tools-only".into()];
         v.push(s);
     }
+    // A tool that runs only as a task (2025-11-25's experimental tasks,
+    // and the tasks extension).
+    let mut s = Setup::new("http", "legacy");
+    s.quirks = vec!["legacy-task-required".into()];
+    v.push(s);
+    let mut s = Setup::new("stdio", "modern");
+    s.quirks = vec!["task-required".into()];
+    v.push(s);
     // With the conformance fixtures, in each era.
     for t in ["stdio", "http"] {
         for era in ["modern", "legacy"] {
@@ -338,16 +346,29 @@ fn a_server_without_extensions_gets_only_na_in_the_extension_areas() {
         let res = run_all(&s);
         // Apps apply wherever a tool links a UI: none does here.
         for (area, why, at_least) in [
-            ("/tasks/", "does not advertise the extension io.modelcontextprotocol/tasks", 12),
-            ("/skills/", "does not advertise the extension io.modelcontextprotocol/skills", 7),
-            ("/apps/", "no tool links a", 3),
+            ("/tasks/", "does not advertise the extension io.modelcontextprotocol/tasks", 14),
+            ("/skills/", "does not advertise the extension io.modelcontextprotocol/skills", 9),
+            ("/apps/", "no tool links a", 5),
         ] {
-            let cases: Vec<&CaseResult> = res.values().filter(|r| r.id.contains(area)).collect();
+            let cases: Vec<&CaseResult> = res.values().filter(|r| r.id.starts_with("2026-07-28/") && r.id.contains(area)).collect();
             assert!(cases.len() >= at_least, "the {area} cases ran: {}", cases.len());
             for r in cases {
                 assert_eq!(r.verdict, Verdict::NotApplicable, "{t}: {} {}", r.id, r.message);
-                assert!(r.message.contains(why), "{}: {}", r.id, r.message);
+                // An HTTP-only case over stdio says so first.
+                let other_transport = t == "stdio" && r.message.starts_with("applies to http targets only");
+                assert!(r.message.contains(why) || other_transport, "{}: {}", r.id, r.message);
             }
+        }
+        assert!(bad(&res).is_empty(), "{t}: {:?}", bad(&res));
+        // 2025-11-25: no capabilities.tasks, so its tasks cases are n/a.
+        let mut s = Setup::new(t, "legacy");
+        s.quirks = vec!["no-extensions".into()];
+        let res = run_all(&s);
+        let cases: Vec<&CaseResult> = res.values().filter(|r| r.id.starts_with("2025-11-25/tasks/")).collect();
+        assert!(cases.len() >= 12, "the 2025-11-25 tasks cases ran: {}", cases.len());
+        for r in cases {
+            assert_eq!(r.verdict, Verdict::NotApplicable, "{t}: {} {}", r.id, r.message);
+            assert!(r.message.contains("does not advertise capabilities.tasks"), "{}: {}", r.id, r.message);
         }
         assert!(bad(&res).is_empty(), "{t}: {:?}", bad(&res));
     }
@@ -358,7 +379,7 @@ fn a_server_without_extensions_gets_only_na_in_the_extension_areas() {
 /// quirk is about gets the verdict named here.
 #[test]
 fn every_quirk_keeps_every_case_green() {
-    let quirks: [(&str, &str, &str, &str, Verdict); 35] = [
+    let quirks: [(&str, &str, &str, &str, Verdict); 41] = [
         // The tasks extension: a server that never makes a task (allowed:
         // the task path is not exercised), one whose tasks end at once (a
         // cancel always comes too late), one without extensions (n/a).
@@ -366,6 +387,17 @@ fn every_quirk_keeps_every_case_green() {
         ("tasks-never", "http", "modern", "2026-07-28/tasks/legacy-hint-ignored", Verdict::Pass),
         ("tasks-instant", "http", "modern", "2026-07-28/tasks/cancel-terminal", Verdict::Pass),
         ("no-extensions", "stdio", "modern", "2026-07-28/tasks/capability", Verdict::NotApplicable),
+        // 2025-11-25's experimental tasks: a tool that runs only as a task
+        // (a call without params.task is refused, and no other case calls
+        // it so), and a task that ends before the cancel comes.
+        ("legacy-task-required", "stdio", "legacy", "2025-11-25/tasks/required-without-task", Verdict::Pass),
+        ("legacy-task-required", "http", "legacy", "2025-11-25/tools/call-invalid-arguments", Verdict::Pass),
+        ("tasks-instant", "stdio", "legacy", "2025-11-25/tasks/cancel-working", Verdict::NotApplicable),
+        // A tool that runs only as a task refuses a call without the extension.
+        ("task-required", "stdio", "modern", "2026-07-28/tasks/refusal-names-extension", Verdict::Pass),
+        // Two skills, listed in another order every other time.
+        ("skills-order-varies", "http", "modern", "2026-07-28/skills/get-matches-list", Verdict::Pass),
+        ("skills-order-varies", "stdio", "modern", "2026-07-28/skills/digests-match", Verdict::Pass),
         ("trigger-no-change", "http", "modern", "2026-07-28/subscriptions/list-changed-delivered", Verdict::Pass),
         ("mrtr-ask-forever", "stdio", "modern", "2026-07-28/input-required/retry", Verdict::NotApplicable),
         ("session-optional", "http", "legacy", "2025-11-25/lifecycle/http-session-required", Verdict::NotApplicable),

@@ -3,8 +3,10 @@
 //! deprecated flat `_meta["ui/resourceUri"]`) use the `ui://` scheme, exist,
 //! and are served as `text/html;profile=mcp-app` with their HTML; so are the
 //! `ui://` resources `resources/list` shows. Nothing here needs a host to
-//! render. A server none of whose tools links a UI and that lists no `ui://`
-//! resource gets `n/a`.
+//! render. The `_meta.ui` metadata of tools and UI resources has the
+//! interface's shape, and a UI tool's result still carries content for a
+//! host without a UI. A server none of whose tools links a UI and that
+//! lists no `ui://` resource gets `n/a`.
 
 use super::walk::ListMethod;
 use super::{Check, Cx, Outcome};
@@ -25,6 +27,8 @@ pub enum AppCheck {
     ResourceUriScheme,
     LinkedResourceExists,
     ResourceMimeType,
+    MetaShape,
+    ToolContent,
 }
 
 /// One server-side rule of MCP Apps.
@@ -95,6 +99,8 @@ impl Check for AppProbe {
                 }
             }
             AppCheck::ResourceMimeType => mime_types(cx, &links, &mut out).await,
+            AppCheck::MetaShape => meta_shape(cx, &walk.items, &links, &mut out).await,
+            AppCheck::ToolContent => tool_content(cx, &links, &mut out).await,
         }
         if let Some(why) = &cut
             && !out.is_na()
@@ -172,5 +178,177 @@ async fn mime_types(cx: &Cx<'_>, links: &[(String, String)], out: &mut Outcome) 
     }
     if judged == 0 && out.failures.is_empty() {
         out.incomplete("no UI resource could be read (apps/linked-resource-exists judges that)");
+    }
+}
+
+/// The members of a UI resource's `_meta.ui.csp`: each a list of origins.
+const CSP_KEYS: [&str; 4] = ["connectDomains", "resourceDomains", "frameDomains", "baseUriDomains"];
+/// The permissions a UI resource may ask for, each an object.
+const PERMISSIONS: [&str; 4] = ["camera", "microphone", "geolocation", "clipboardWrite"];
+
+/// Whether an origin is `scheme://host[:port]` (a `*.` subdomain wildcard
+/// allowed where `wildcard`).
+fn origin_ok(o: &str, wildcard: bool) -> bool {
+    let Some((scheme, rest)) = o.split_once("://") else { return false };
+    let host = rest.strip_prefix("*.").filter(|_| wildcard).unwrap_or(rest);
+    let host = host.rsplit_once(':').filter(|(_, p)| p.parse::<u16>().is_ok()).map_or(host, |(h, _)| h);
+    !scheme.is_empty()
+        && scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+        && !host.is_empty()
+        && host.chars().all(|c| c.is_ascii_alphanumeric() || "-.[]:".contains(c))
+}
+
+/// What is wrong with a UI resource's `_meta.ui` (`at` names where it
+/// sits); origins that do not parse are noted, not failed.
+fn resource_meta_problems(ui: &Value, at: &str, notes: &mut Vec<String>) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some(ui) = ui.as_object() else {
+        return vec![format!("{at}: _meta.ui must be an object; got {}", brief(ui))];
+    };
+    if let Some(csp) = ui.get("csp") {
+        match csp.as_object() {
+            None => out.push(format!("{at}: _meta.ui.csp must be an object of origin lists; got {}", brief(csp))),
+            Some(csp) => {
+                for k in CSP_KEYS {
+                    let Some(v) = csp.get(k) else { continue };
+                    match v.as_array() {
+                        Some(list) if list.iter().all(Value::is_string) => {
+                            for o in list.iter().filter_map(Value::as_str) {
+                                if !origin_ok(o, k == "resourceDomains") {
+                                    notes.push(format!("{at}: csp.{k} lists {o:?}, which is not an origin (scheme://host[:port])"));
+                                }
+                            }
+                        }
+                        _ => out.push(format!("{at}: _meta.ui.csp.{k} must be a list of origins (strings); got {}", brief(v))),
+                    }
+                }
+                for k in csp.keys().filter(|k| !CSP_KEYS.contains(&k.as_str())) {
+                    notes.push(format!("{at}: csp.{k} is not a member the extension defines"));
+                }
+            }
+        }
+    }
+    if let Some(p) = ui.get("permissions") {
+        match p.as_object() {
+            None => out.push(format!("{at}: _meta.ui.permissions must be an object; got {}", brief(p))),
+            Some(p) => {
+                for (k, v) in p {
+                    if !PERMISSIONS.contains(&k.as_str()) {
+                        notes.push(format!("{at}: permissions.{k} is not a permission the extension defines"));
+                    } else if !v.is_object() {
+                        out.push(format!("{at}: _meta.ui.permissions.{k} must be an object ({{}} to ask for it); got {}", brief(v)));
+                    }
+                }
+            }
+        }
+    }
+    if let Some(d) = ui.get("domain").filter(|d| !d.is_string()) {
+        out.push(format!("{at}: _meta.ui.domain must be a string; got {}", brief(d)));
+    }
+    if let Some(b) = ui.get("prefersBorder").filter(|b| !b.is_boolean()) {
+        out.push(format!("{at}: _meta.ui.prefersBorder must be a boolean; got {}", brief(b)));
+    }
+    out
+}
+
+/// The `_meta.ui` of each tool (`resourceUri` a string, `visibility` a
+/// list of "model" and "app") and of each UI resource, in the listing and
+/// in what `resources/read` gives.
+async fn meta_shape(cx: &Cx<'_>, tools: &[Value], links: &[(String, String)], out: &mut Outcome) {
+    let mut notes = Vec::new();
+    let mut judged = 0;
+    for t in tools {
+        let Some(ui) = t.pointer("/_meta/ui") else { continue };
+        let name = t.get("name").and_then(Value::as_str).unwrap_or("?");
+        judged += 1;
+        if !ui.is_object() {
+            out.fail(format!("tool {name}: _meta.ui must be an object; got {}", brief(ui)));
+            continue;
+        }
+        if let Some(u) = ui.get("resourceUri").filter(|u| !u.is_string()) {
+            out.fail(format!("tool {name}: _meta.ui.resourceUri must be a string; got {}", brief(u)));
+        }
+        if let Some(v) = ui.get("visibility") {
+            let ok = v.as_array().is_some_and(|a| a.iter().all(|x| matches!(x.as_str(), Some("model" | "app"))));
+            if !ok {
+                out.fail(format!("tool {name}: _meta.ui.visibility must be a list of \"model\" and \"app\"; got {}", brief(v)));
+            }
+        }
+    }
+    let mut uris: Vec<String> = links.iter().map(|(_, u)| u.clone()).filter(|u| u.starts_with("ui://")).collect();
+    if cx.advertises("resources")
+        && let Ok(w) = cx.facts.list_walk(cx, ListMethod::Resources).await
+    {
+        for r in w.items.iter() {
+            let Some(u) = r.get("uri").and_then(Value::as_str).filter(|u| u.starts_with("ui://")) else { continue };
+            if let Some(ui) = r.pointer("/_meta/ui") {
+                judged += 1;
+                for p in resource_meta_problems(ui, &format!("resources/list entry {u}"), &mut notes) {
+                    out.fail(p);
+                }
+            }
+            uris.push(u.to_string());
+        }
+    }
+    uris.sort();
+    uris.dedup();
+    for uri in uris.into_iter().take(MAX_READS) {
+        let Some(ex) = read(cx, &uri, out).await else { return };
+        for item in ex.result().and_then(|r| r.get("contents")).and_then(Value::as_array).into_iter().flatten() {
+            if let Some(ui) = item.pointer("/_meta/ui") {
+                judged += 1;
+                for p in resource_meta_problems(ui, &format!("resources/read {uri}"), &mut notes) {
+                    out.fail(p);
+                }
+            }
+        }
+        out.exchanges.push(ex);
+    }
+    if !notes.is_empty() {
+        out.exchanges.push(Exchange::note("not judged (the extension leaves the format to hosts)", notes.join("\n")));
+    }
+    if judged == 0 && out.failures.is_empty() && !out.is_error() {
+        out.set_na("no tool links a UI resource with metadata of its own, and no tool or ui:// resource carries _meta.ui metadata");
+    }
+}
+
+/// Each UI tool mcpcert called (the run's valid calls; no UI declared)
+/// answered a result with content a host without a UI can show.
+async fn tool_content(cx: &Cx<'_>, links: &[(String, String)], out: &mut Outcome) {
+    if links.is_empty() {
+        return out.set_na("no tool links a UI resource (_meta.ui.resourceUri)");
+    }
+    let calls = match cx.facts.tool_calls(cx).await {
+        Ok(c) => c,
+        Err(e) => return out.set_error(format!("the tool calls: {e}")),
+    };
+    let mut judged = 0;
+    for (tool, _) in links {
+        let Some(r) = calls.records.iter().find(|r| &r.tool == tool && r.kind == super::calls::CallKind::Valid) else { continue };
+        let Some(res) = r.ex.result() else { continue };
+        if res.get("resultType").and_then(Value::as_str).is_some_and(|t| t != "complete") {
+            continue;
+        }
+        judged += 1;
+        let blocks = res.get("content").and_then(Value::as_array).cloned().unwrap_or_default();
+        let shown = blocks.iter().any(|b| {
+            b.get("type").and_then(Value::as_str) != Some("text")
+                || b.get("text").and_then(Value::as_str).is_some_and(|t| !t.trim().is_empty())
+        });
+        if !shown {
+            out.fail(format!(
+                "{}: a tool that links a UI must still return meaningful content (for a host without a UI, and for the model); its result's content is {}",
+                r.ex.label,
+                res.get("content").map_or("missing".into(), brief)
+            ));
+        }
+        out.exchanges.push(r.ex.clone());
+    }
+    if judged == 0 {
+        let mut why = "no tool that links a UI was called (the call policy allows none, or none answered a result)".to_string();
+        if let Some(n) = calls.note() {
+            why.push_str(&format!("; {}", n.note.unwrap_or_default()));
+        }
+        out.set_na(why);
     }
 }

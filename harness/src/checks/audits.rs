@@ -98,6 +98,14 @@ impl Check for NoServerRequests {
     }
 }
 
+/// Whether a logged reply is a task handle to a request carrying
+/// `params.task` (2025-11-25's task-augmented call).
+fn legacy_task_handle(lf: &crate::session::LoggedFrame) -> bool {
+    let asked =
+        lf.origin.sent.as_deref().and_then(|s| serde_json::from_str::<Value>(s).ok()).is_some_and(|r| r.pointer("/params/task").is_some());
+    asked && lf.parsed().value.and_then(|v| v.get("result").cloned()).is_some_and(|r| is_task_handle(&r))
+}
+
 /// Every frame the server sent is valid against mcpcert's wire schema.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -136,6 +144,13 @@ impl Check for WireFramesValid {
             checked += 1;
             let method = lf.origin.rpc_method.as_deref();
             if viol.is_empty() {
+                continue;
+            }
+            // 2025-11-25: a task handle answering a tools/call that asked
+            // for a task (params.task) is no CallToolResult; the tasks
+            // cases judge its shape (2025-11-25/tasks/create-shape).
+            if !cx.rev.is_stateless() && method == Some("tools/call") && legacy_task_handle(lf) {
+                tasks += 1;
                 continue;
             }
             let (viol, said) = match null_id(lf) {
@@ -178,7 +193,11 @@ impl Check for WireFramesValid {
                 "; {null_unread} error response(s) carry \"id\": null to a request whose id could not be read: JSON-RPC 2.0 requires null there (\"If there was an error in detecting the id in the Request object (e.g. Parse error/Invalid Request), it MUST be Null\"), while MCP's schema leaves the member out (its base protocol excepts such errors from the same-ID rule); neither form is failed"
             ));
         }
-        if tasks > 0 {
+        if tasks > 0 && !cx.rev.is_stateless() {
+            note.push_str(&format!(
+                "; {tasks} task handle(s) answering a tools/call with params.task (2025-11-25's CreateTaskResult) left to the tasks cases (2025-11-25/tasks/create-shape)"
+            ));
+        } else if tasks > 0 {
             note.push_str(&format!(
                 "; {tasks} result(s) whose resultType is neither complete nor input_required (a task handle, or an extension's value) left to the result-type audits (wire/result-types-advertised, wire/no-task-unless-declared)"
             ));

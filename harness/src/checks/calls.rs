@@ -114,6 +114,14 @@ pub async fn gather(cx: &Cx<'_>) -> Result<ValidCalls, String> {
             skipped.push(format!("{name}: {why}"));
             continue;
         }
+        // 2025-11-25: a tool that runs only as a task is called as one by
+        // the tasks cases alone ("clients MUST invoke the tool as a task").
+        if tool.pointer("/execution/taskSupport").and_then(Value::as_str) == Some("required") {
+            skipped.push(format!(
+                "{name}: its execution.taskSupport is required, so it is called only as a task (the tasks cases, with [tasks] tool)"
+            ));
+            continue;
+        }
         if called >= max {
             skipped.push(format!("{name}: over the limit of {max} tools called ([calls] max_tools)"));
             continue;

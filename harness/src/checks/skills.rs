@@ -33,6 +33,8 @@ pub enum SkillCheck {
     FrontmatterMatchesFile,
     GetMatchesList,
     GetUnknown,
+    DirectoryRead,
+    DirectoryReadFile,
 }
 
 /// One rule of the skills extension.
@@ -51,6 +53,10 @@ impl Check for SkillProbe {
     async fn run(&self, cx: &Cx<'_>) -> Outcome {
         if self.check == SkillCheck::GetUnknown {
             return get_unknown(cx).await;
+        }
+        let dirs = matches!(self.check, SkillCheck::DirectoryRead | SkillCheck::DirectoryReadFile);
+        if let Some(why) = dirs.then(|| super::skill_dirs::not_declared(cx)).flatten() {
+            return Outcome::na(why);
         }
         let list = match cx.facts.skill_list(cx).await {
             Ok(l) => l,
@@ -84,6 +90,8 @@ impl Check for SkillProbe {
             SkillCheck::DigestsMatch => digests(cx, &entries, &mut out).await,
             SkillCheck::FrontmatterMatchesFile => frontmatter(cx, &entries, &mut out).await,
             SkillCheck::GetMatchesList => get_matches(cx, &entries, &mut out).await,
+            SkillCheck::DirectoryRead => super::skill_dirs::directory_read(cx, &entries, &mut out).await,
+            SkillCheck::DirectoryReadFile => super::skill_dirs::not_a_directory(cx, &entries, &mut out).await,
             SkillCheck::ListShape | SkillCheck::GetUnknown => {}
         }
         out

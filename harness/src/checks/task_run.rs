@@ -2,10 +2,13 @@
 //! fact the tasks extension's cases judge): the call declaring the
 //! extension, `tasks/get` at once, then polls bounded by the server's
 //! `pollIntervalMs` and the run's budget (the console shows the wait),
-//! and two more polls after the terminal status.
+//! and two more polls after the terminal status. In a 2025-11-25 session
+//! the same, with that revision's experimental tasks: the call carries
+//! `params.task`, the handle nests the task, polls follow `pollInterval`,
+//! and the finished task's `tasks/result` is asked for once.
 
-use super::Cx;
 use super::judge::tasks::{TASKS_EXTENSION, handle_task_id, is_task_handle, is_terminal};
+use super::{Cx, Outcome};
 use crate::config::InputTool;
 use crate::record::Exchange;
 use crate::wire::{self, KEY_CLIENT_CAPS, MetaMode};
@@ -26,6 +29,38 @@ pub enum RunEnd {
     Broken(String),
 }
 
+/// The shared task run for a case that judges it: the run, the case's
+/// outcome so far (the call's exchange) and the task id; or how the case
+/// ends at once (`error` when it could not be gathered, `n/a` when the
+/// call made no task).
+pub async fn shared(cx: &Cx<'_>) -> Result<(std::sync::Arc<TaskRun>, Outcome, String), Outcome> {
+    let run = cx.facts.task_run(cx).await.map_err(Outcome::error)?;
+    let mut out = Outcome { exchanges: vec![run.create.clone()], ..Default::default() };
+    if let RunEnd::NotTask(why) = &run.end {
+        out.set_na(why.clone());
+        return Err(out);
+    }
+    let id = run.id.clone().unwrap_or_default();
+    Ok((run, out, id))
+}
+
+/// Whether the task reached a terminal status; if not (and `needed`),
+/// the case is an `error` saying what was seen, never a pass.
+pub fn ended(run: &TaskRun, out: &mut Outcome, needed: bool) -> bool {
+    match &run.end {
+        RunEnd::Terminal(_) => true,
+        RunEnd::Budget(why) | RunEnd::Broken(why) => {
+            if needed {
+                out.set_error(why.clone());
+            } else {
+                out.exchanges.push(Exchange::note("the task did not end", why.clone()));
+            }
+            false
+        }
+        RunEnd::NotTask(_) => false,
+    }
+}
+
 /// The `[tasks]` tool's call and its task, followed to the end.
 #[derive(Debug)]
 pub struct TaskRun {
@@ -43,6 +78,8 @@ pub struct TaskRun {
     pub statuses: Vec<String>,
     /// Two more polls after the terminal status.
     pub after: Vec<Exchange>,
+    /// 2025-11-25: `tasks/result` of the finished task.
+    pub result: Option<Exchange>,
     pub end: RunEnd,
 }
 
@@ -75,20 +112,47 @@ pub async fn main_ex(cx: &Cx<'_>, label: &str, body: &Value) -> Result<Exchange,
     cx.on_main(label, body).await.map_err(|e| e.to_string())
 }
 
-/// The configured tool's call, declaring the extension.
+/// Whether the case runs in a session of 2025-11-25's experimental tasks
+/// (an initialize-era revision) rather than the extension's.
+pub fn legacy(cx: &Cx<'_>) -> bool {
+    !cx.rev.is_stateless()
+}
+
+/// The `ttl` a 2025-11-25 task-augmented call asks for.
+pub const LEGACY_TTL_MS: u64 = 60_000;
+
+/// The configured tool's call asking for a task: declaring the extension,
+/// or (2025-11-25) with `params.task`.
 pub async fn call_tool(cx: &Cx<'_>, t: &InputTool, label: &str) -> Result<Exchange, String> {
-    let body = request(cx, "tools/call", json!({"name": t.tool, "arguments": t.arguments}), true, None);
-    main_ex(cx, label, &body).await
+    main_ex(cx, label, &call_body(cx, t)).await
+}
+
+/// The request of `call_tool`.
+pub fn call_body(cx: &Cx<'_>, t: &InputTool) -> Value {
+    if legacy(cx) {
+        cx.request("tools/call", Some(json!({"name": t.tool, "arguments": t.arguments, "task": {"ttl": LEGACY_TTL_MS}})))
+    } else {
+        request(cx, "tools/call", json!({"name": t.tool, "arguments": t.arguments}), true, None)
+    }
+}
+
+/// What the call asking for a task is called in labels.
+pub fn asking(cx: &Cx<'_>) -> &'static str {
+    if legacy(cx) { "with params.task" } else { "declaring the tasks extension" }
 }
 
 pub fn get_body(cx: &Cx<'_>, id: &str, declare: bool) -> Value {
+    if legacy(cx) {
+        return cx.request("tasks/get", Some(json!({"taskId": id})));
+    }
     request(cx, "tasks/get", json!({"taskId": id}), declare, None)
 }
 
-/// The wait before the next poll: the server's `pollIntervalMs` (at least
-/// 100 ms, at most 5 s), 500 ms when it gives none.
+/// The wait before the next poll: the server's `pollIntervalMs`
+/// (2025-11-25: `pollInterval`), at least 100 ms, at most 5 s; 500 ms
+/// when it gives none.
 pub fn interval(t: Option<&Value>) -> Duration {
-    let ms = t.and_then(|t| t.get("pollIntervalMs")).and_then(Value::as_u64).unwrap_or(500);
+    let ms = t.and_then(|t| t.get("pollIntervalMs").or_else(|| t.get("pollInterval"))).and_then(Value::as_u64).unwrap_or(500);
     Duration::from_millis(ms.clamp(100, 5_000))
 }
 
@@ -97,7 +161,7 @@ pub fn interval(t: Option<&Value>) -> Duration {
 /// budget, then poll twice more.
 pub async fn follow(cx: &Cx<'_>) -> Result<TaskRun, String> {
     let t = cx.policy.task_tool.clone().ok_or("no [tasks] tool in the config")?;
-    let create = call_tool(cx, &t, &format!("tools/call {} declaring the tasks extension", t.tool)).await?;
+    let create = call_tool(cx, &t, &format!("tools/call {} {}", t.tool, asking(cx))).await?;
     let mut run = TaskRun {
         tool: t.tool.clone(),
         create,
@@ -107,6 +171,7 @@ pub async fn follow(cx: &Cx<'_>) -> Result<TaskRun, String> {
         poll_count: 0,
         statuses: Vec::new(),
         after: Vec::new(),
+        result: None,
         end: RunEnd::NotTask(String::new()),
     };
     if let Some(e) = &run.create.error {
@@ -114,6 +179,13 @@ pub async fn follow(cx: &Cx<'_>) -> Result<TaskRun, String> {
     }
     let handle = match run.create.result() {
         Some(r) if is_task_handle(r) => r.clone(),
+        Some(_) if legacy(cx) => {
+            run.end = RunEnd::NotTask(format!(
+                "the server answered tools/call {} with params.task synchronously (2025-11-25: a server that does not take the request as a task processes it normally), so the task path was not exercised",
+                t.tool
+            ));
+            return Ok(run);
+        }
         Some(_) => {
             run.end = RunEnd::NotTask(format!(
                 "the server answered tools/call {} synchronously although the request declared the tasks extension: it decides per request whether to make a task, and never making one is allowed, so the task path was not exercised",
@@ -133,7 +205,8 @@ pub async fn follow(cx: &Cx<'_>) -> Result<TaskRun, String> {
     run.id = Some(id.clone());
     let started = Instant::now();
     let budget = cx.policy.task_budget;
-    let mut last = Some(handle);
+    // 2025-11-25 nests the task in the handle.
+    let mut last = Some(handle.get("task").filter(|t| t.is_object()).cloned().unwrap_or(handle));
     let mut first = true;
     loop {
         if !first {
@@ -198,6 +271,10 @@ pub async fn follow(cx: &Cx<'_>) -> Result<TaskRun, String> {
     for k in 1..=2 {
         tokio::time::sleep(interval(last.as_ref())).await;
         run.after.push(main_ex(cx, &format!("tasks/get again after the terminal status ({k} of 2)"), &get_body(cx, &id, true)).await?);
+    }
+    if legacy(cx) {
+        let body = cx.request("tasks/result", Some(json!({"taskId": id})));
+        run.result = Some(main_ex(cx, "tasks/result of the finished task", &body).await?);
     }
     Ok(run)
 }

@@ -10,7 +10,7 @@
 use super::judge::tasks::{
     TASKS_EXTENSION, get_problems, handle_problems, handle_task_id, is_task_handle, is_terminal, terminal_payload_problems, terminal_state,
 };
-use super::task_run::{RunEnd, TaskRun, call_tool, get_body, main_ex, request};
+use super::task_run::{TaskRun, call_tool, ended, get_body, main_ex, request};
 use super::{Check, Cx, Need, Outcome};
 use crate::config::InputTool;
 use crate::record::Exchange;
@@ -35,6 +35,8 @@ pub enum TaskCheck {
     CancelAck,
     CancelTerminal,
     LegacyHintIgnored,
+    NameHeaderMismatch,
+    RefusalNamesExtension,
 }
 
 impl TaskCheck {
@@ -88,18 +90,16 @@ impl Check for TaskProbe {
                 legacy_hint(cx, &t, &mut out).await;
                 return out;
             }
+            TaskCheck::RefusalNamesExtension => {
+                refusal_names(cx, &t, &mut out).await;
+                return out;
+            }
             _ => {}
         }
-        let run = match cx.facts.task_run(cx).await {
+        let (run, mut out, id) = match super::task_run::shared(cx).await {
             Ok(r) => r,
-            Err(e) => return Outcome::error(e),
+            Err(out) => return out,
         };
-        let mut out = Outcome { exchanges: vec![run.create.clone()], ..Default::default() };
-        if let RunEnd::NotTask(why) = &run.end {
-            out.set_na(why.clone());
-            return out;
-        }
-        let id = run.id.clone().unwrap_or_default();
         match self.check {
             TaskCheck::CreateShape => {
                 for p in handle_problems(run.create.result().unwrap_or(&Value::Null)) {
@@ -142,26 +142,10 @@ impl Check for TaskProbe {
             TaskCheck::TerminalFinal => terminal_final(&run, &mut out),
             TaskCheck::UndeclaredRefused => undeclared(cx, &id, &mut out).await,
             TaskCheck::CancelTerminal => cancel_terminal(cx, &run, &mut out).await,
+            TaskCheck::NameHeaderMismatch => name_mismatch(cx, &id, &mut out).await,
             _ => {}
         }
         out
-    }
-}
-
-/// Whether the task reached a terminal status; if not (and `needed`),
-/// the case is an `error` saying what was seen, never a pass.
-fn ended(run: &TaskRun, out: &mut Outcome, needed: bool) -> bool {
-    match &run.end {
-        RunEnd::Terminal(_) => true,
-        RunEnd::Budget(why) | RunEnd::Broken(why) => {
-            if needed {
-                out.set_error(why.clone());
-            } else {
-                out.exchanges.push(Exchange::note("the task did not end", why.clone()));
-            }
-            false
-        }
-        RunEnd::NotTask(_) => false,
     }
 }
 
@@ -430,4 +414,65 @@ async fn legacy_hint(cx: &Cx<'_>, t: &InputTool, out: &mut Outcome) {
         }
         out.exchanges.push(ex);
     }
+}
+
+/// HTTP: `tasks/get` of the task whose `Mcp-Name` names another task (the
+/// header a client sets to `params.taskId`): HTTP 400 and -32020, the
+/// request's id echoed.
+async fn name_mismatch(cx: &Cx<'_>, id: &str, out: &mut Outcome) {
+    let body = get_body(cx, id, true);
+    let edits = [crate::wire::HeaderEdit::Set("Mcp-Name".into(), "mcpcert-other-task-0b7e".into())];
+    let mut msg = Msg::new(cx.rev, "tasks/get of the task, its Mcp-Name naming another task", &body);
+    msg.edits = &edits;
+    let ex = match cx.negative(&msg).await {
+        Ok(e) => e,
+        Err(e) => return out.set_error(e.to_string()),
+    };
+    if let Some(e) = &ex.error {
+        out.set_error(format!("{}: {e}", ex.label));
+    } else {
+        let code = ex.error_code();
+        let echoed = ex.response.as_ref().and_then(|r| r.get("id")) == ex.request_id.as_ref();
+        if ex.status != Some(400) || code != Some(-32020) || !echoed {
+            out.fail(format!(
+                "a tasks/get whose Mcp-Name header ({:?}) differs from params.taskId ({id:?}) must be rejected with HTTP 400 and JSON-RPC -32020 (HeaderMismatch), the request's id echoed; got {}",
+                "mcpcert-other-task-0b7e",
+                ex.summary()
+            ));
+        }
+    }
+    out.exchanges.push(ex);
+}
+
+/// The `[tasks]` tool called without declaring the extension: a server
+/// that cannot serve the call without a task refuses it with -32021 naming
+/// the extension in `data.requiredCapabilities`; a call it serves (or
+/// refuses otherwise) is not this rule's.
+async fn refusal_names(cx: &Cx<'_>, t: &InputTool, out: &mut Outcome) {
+    let label = format!("tools/call {} declaring no extension", t.tool);
+    let body = request(cx, "tools/call", json!({"name": t.tool, "arguments": t.arguments}), false, None);
+    let ex = match main_ex(cx, &label, &body).await {
+        Ok(e) => e,
+        Err(e) => return out.set_error(e),
+    };
+    if let Some(e) = &ex.error {
+        out.set_error(format!("{label}: {e}"));
+    } else if let Some(err) = ex.response.as_ref().and_then(|r| r.get("error")) {
+        if err.get("code").and_then(Value::as_i64) == Some(-32021) {
+            if err.pointer("/data/requiredCapabilities/extensions").and_then(|x| x.get(TASKS_EXTENSION)).is_none() {
+                out.fail(format!(
+                    "{label}: a call refused for want of the tasks extension must name it: -32021 with data.requiredCapabilities = {{\"extensions\": {{\"{TASKS_EXTENSION}\": {{}}}}}}; got {}",
+                    brief(err)
+                ));
+            }
+        } else {
+            out.set_na(format!(
+                "{label} was refused with {}, not -32021: whether the tool can run without a task is not known from that, so the refusal's shape is not judged",
+                brief(err)
+            ));
+        }
+    } else {
+        out.set_na(format!("{label} was served without a task ({}): there is no refusal to judge", ex.summary()));
+    }
+    out.exchanges.push(ex);
 }

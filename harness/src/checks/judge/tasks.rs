@@ -63,6 +63,16 @@ fn iso_8601(s: &str) -> bool {
 /// result: `taskId`, `status`, `createdAt`, `lastUpdatedAt`, `ttlMs`
 /// (required), `statusMessage`, `pollIntervalMs` (optional).
 pub fn task_field_problems(t: &Value) -> Vec<String> {
+    fields_problems(t, "ttlMs", "pollIntervalMs")
+}
+
+/// The same for a 2025-11-25 experimental task, whose durations are
+/// `ttl` (required: a number, or null for unlimited) and `pollInterval`.
+pub fn legacy_task_problems(t: &Value) -> Vec<String> {
+    fields_problems(t, "ttl", "pollInterval")
+}
+
+fn fields_problems(t: &Value, ttl: &str, poll: &str) -> Vec<String> {
     let mut out = Vec::new();
     if !t.get("taskId").is_some_and(Value::is_string) {
         out.push(format!("taskId must be a string; got {}", t.get("taskId").map_or("nothing".into(), crate::wire::brief)));
@@ -82,16 +92,16 @@ pub fn task_field_problems(t: &Value) -> Vec<String> {
             None => out.push(format!("{k} (an ISO 8601 timestamp) is required")),
         }
     }
-    match t.get("ttlMs") {
+    match t.get(ttl) {
         Some(Value::Null) => {}
         Some(v) if v.is_i64() || v.is_u64() => {}
-        Some(v) => out.push(format!("ttlMs must be integer milliseconds or null (unlimited); got {}", crate::wire::brief(v))),
-        None => out.push("ttlMs (integer milliseconds, or null for unlimited) is required on every task".into()),
+        Some(v) => out.push(format!("{ttl} must be integer milliseconds or null (unlimited); got {}", crate::wire::brief(v))),
+        None => out.push(format!("{ttl} (integer milliseconds, or null for unlimited) is required on every task")),
     }
-    if let Some(v) = t.get("pollIntervalMs")
+    if let Some(v) = t.get(poll)
         && !(v.is_i64() || v.is_u64())
     {
-        out.push(format!("pollIntervalMs must be integer milliseconds; got {}", crate::wire::brief(v)));
+        out.push(format!("{poll} must be integer milliseconds; got {}", crate::wire::brief(v)));
     }
     if let Some(v) = t.get("statusMessage")
         && !v.is_string()
@@ -245,6 +255,22 @@ mod tests {
         assert_eq!(get_problems(&i, "a1b2").len(), 1);
         i["inputRequests"] = json!({"k": {"method": "elicitation/create", "params": {}}});
         assert!(get_problems(&i, "a1b2").is_empty());
+    }
+
+    #[test]
+    fn a_2025_11_25_task_has_ttl_and_poll_interval() {
+        let t = json!({"taskId": "a1", "status": "working", "createdAt": "2025-11-25T10:00:00Z", "lastUpdatedAt": "2025-11-25T10:00:00Z", "ttl": 60000, "pollInterval": 1000});
+        assert!(legacy_task_problems(&t).is_empty(), "{:?}", legacy_task_problems(&t));
+        let mut n = t.clone();
+        n["ttl"] = Value::Null;
+        assert!(legacy_task_problems(&n).is_empty());
+        n.as_object_mut().unwrap().remove("ttl");
+        assert!(legacy_task_problems(&n)[0].starts_with("ttl (integer"));
+        // The extension's names are not 2025-11-25's.
+        assert!(!task_field_problems(&t).is_empty());
+        let mut p = t.clone();
+        p["pollInterval"] = json!("1s");
+        assert_eq!(legacy_task_problems(&p).len(), 1);
     }
 
     #[test]
