@@ -16,7 +16,8 @@ request must get the HTTP status it got in the run.
 stdio: each `{ printf ...; sleep N; } | CMD` line starts the server and pipes
 it the case's lines; every response the run got (by its id) must come back of
 the same kind: a result (with `isError` the same), or an error with the same
-code.
+code. A server still running once its input has ended, and that has sent
+no response for 10 s, is stopped (its answers are in).
 
 HTTP with SSE (2024-11-05): the reproducer's stream line is started and
 kept open; its `endpoint` event names the URL (resolved against the
@@ -137,12 +138,47 @@ def replay_stdio(c, lines):
     got = {}
     for line in lines:
         wait = int(m.group(1)) if (m := re.search(r"; sleep (\d+); }", line)) else 0
-        try:
-            p = subprocess.run(["bash", "-c", line], capture_output=True, text=True, timeout=wait + 60)
-            got.update(responses(p.stdout))
-        except subprocess.TimeoutExpired as e:
-            got.update(responses(e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else e.stdout or ""))
+        got.update(responses(run_stdio_line(line, wait)))
     return [f"id {i}: run {w}, replay {got.get(i, 'no answer')}" for i, w in want.items() if got.get(i) != w]
+
+
+# A stdio line's server whose input has ended (its sleep is over) and that
+# has sent no response for this long is done answering: it is stopped rather
+# than waited for (some servers keep running at end of input, with timers
+# of their own that send notifications, or work still pending).
+IDLE_AFTER_INPUT = 10
+
+
+def run_stdio_line(line, wait):
+    """The standard output of one stdio reproducer line (`{ printf ...; sleep
+    N; } | CMD`): its process group is stopped once it has exited, or, after
+    the sleep, sent no response for IDLE_AFTER_INPUT s, or at N + 60 s."""
+    p = subprocess.Popen(["bash", "-c", line], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                         text=True, errors="replace", start_new_session=True)
+    out, last = [], [time.monotonic()]
+
+    def read():
+        for l in p.stdout:
+            out.append(l)
+            if responses(l):
+                last[0] = time.monotonic()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    start = time.monotonic()
+    while p.poll() is None:
+        now = time.monotonic()
+        if now - start > wait + 60 or (now - start > wait and now - last[0] > IDLE_AFTER_INPUT):
+            break
+        time.sleep(0.2)
+    if p.poll() is None:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    p.wait()
+    reader.join(5)
+    return "".join(out)
 
 
 def run_answers(c):
