@@ -90,7 +90,7 @@ lines += ["", "## 2026-07-28+tasks: the tasks extension", "",
           "The official suite runs its ten `tasks-*` scenarios against a server's fixture tools (`greet`,",
           "`slow_compute`, `failing_job`, `protocol_error_job`, `confirm_delete`, `multi_input`,",
           "`test_tool_with_task`) and never scores them (reason `extension`). `mcpcert run --requirements",
-          "2026-07-28+tasks` scores those it judges, with the tool the config names in `[tasks]`; the",
+          "2026-07-28+tasks` scores those it judges, with the tools the config names in `[tasks]`; the",
           "others stay unscored and say why (`mcpcert list --requirements 2026-07-28+tasks`).", "",
           "| scenario | official suite | mcpcert (2026-07-28+tasks) | mcpcert cases |", "|---|---|---|---|"]
 for sc in req["not_scored"]:

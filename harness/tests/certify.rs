@@ -280,11 +280,11 @@ fn the_tasks_extension_set_certifies_a_server_that_keeps_its_rules() {
     let (code, console, report) = run("cert-tasks-ok", "--era dual --fixtures");
     assert_eq!(code, 0, "{console}");
     assert_eq!(report["requirements"]["revision"], "2026-07-28+tasks");
-    for s in ["tasks-lifecycle", "tasks-capability-negotiation", "tasks-wire-fields", "tasks-dispatch-and-envelope"] {
+    for s in ["tasks-lifecycle", "tasks-capability-negotiation", "tasks-wire-fields", "tasks-dispatch-and-envelope", "tasks-mrtr-input"] {
         let sc = scenario(&report, s);
         assert_eq!((sc["scored"].as_bool(), sc["verdict"].as_str()), (Some(true), Some("pass")), "{sc}");
     }
-    let pending = scenario(&report, "tasks-mrtr-input");
+    let pending = scenario(&report, "tasks-mrtr-composition");
     assert_eq!(pending["scored"], false, "{pending}");
     let (code, console, report) = run("cert-tasks-fault", "--era dual --fixtures --fault task-cancel-returns-task");
     assert_eq!(code, 1, "{console}");

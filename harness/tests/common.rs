@@ -192,6 +192,7 @@ pub fn run_all_kept(setup: &Setup) -> (BTreeMap<String, CaseResult>, Option<Http
         input_tool: Some(InputTool { tool: "confirm_order".into(), arguments: serde_json::json!({"item": "book"}) }),
         listen_trigger: Some(InputTool { tool: "toggle_beta".into(), arguments: serde_json::json!({}) }),
         task_tool: Some(InputTool { tool: "render_report".into(), arguments: serde_json::json!({"pages": 2}) }),
+        task_input_tool: Some(InputTool { tool: "confirm_order".into(), arguments: serde_json::json!({"item": "book"}) }),
         roles: roles(),
         // As the fixture profile says: 2024-11-05 has no readOnlyHint.
         tools: ["echo", "add", "all_content", "weather"]

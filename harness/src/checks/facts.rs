@@ -52,6 +52,8 @@ pub struct Facts {
     cold: OnceCell<Fact<super::walk::ColdWalk>>,
     /// The `[tasks]` tool's task, followed to its end (tasks extension).
     task: OnceCell<Fact<super::task_run::TaskRun>>,
+    /// The `[tasks] input_tool`'s task, its input answered to the end.
+    task_input: OnceCell<Fact<super::task_input_run::InputRun>>,
     /// The `skills/list` walk (skills extension).
     skills: OnceCell<Fact<super::skill_list::SkillList>>,
     /// What each configured role sees.
@@ -206,6 +208,15 @@ impl Facts {
         self.task.get_or_init(|| fact_ids(cx, TASK, async { super::task_run::follow(&cx.shared(TASK)).await.map(Arc::new) })).await.clone()
     }
 
+    /// The `[tasks] input_tool` called declaring the tasks extension, and
+    /// the task it made followed through its input rounds (`task_input::follow`).
+    pub async fn task_input_run(&self, cx: &Cx<'_>) -> Fact<super::task_input_run::InputRun> {
+        self.task_input
+            .get_or_init(|| fact_ids(cx, TASK_INPUT, async { super::task_input_run::follow(&cx.shared(TASK_INPUT)).await.map(Arc::new) }))
+            .await
+            .clone()
+    }
+
     /// The `skills/list` walk, declaring the skills extension.
     pub async fn skill_list(&self, cx: &Cx<'_>) -> Fact<super::skill_list::SkillList> {
         self.skills
@@ -324,6 +335,7 @@ const WALKS: [&str; 4] = [
 const CALLS: &str = "(shared: tool calls)";
 const COLD: &str = "(shared: a list walked cold on a new connection or process)";
 const TASK: &str = "(shared: a task followed to its end)";
+const TASK_INPUT: &str = "(shared: a task's input rounds answered)";
 const SKILLS: &str = "(shared: skills/list walk)";
 const LISTENS: &str = "(shared: listen streams)";
 const ROLES: &str = "(shared: what each role sees)";
@@ -344,7 +356,7 @@ mod tests {
     fn facts_gathered_in_bulk_have_blocks_of_their_own() {
         // A name the id blocks do not know would get a block of a thousand
         // ids picked by hash, too few for a walk or the calls.
-        for name in WALKS.into_iter().chain([CALLS, COLD, LISTENS, ROLES, LOAD, TASK]) {
+        for name in WALKS.into_iter().chain([CALLS, COLD, LISTENS, ROLES, LOAD, TASK, TASK_INPUT]) {
             assert!(crate::session::BULK_FACTS.contains(&name), "{name}");
         }
     }

@@ -38,6 +38,8 @@ mod skill_list;
 mod skills;
 mod stateless;
 mod subscriptions;
+mod task_input;
+mod task_input_run;
 mod task_run;
 mod tasks;
 mod tools;
@@ -89,6 +91,8 @@ pub enum Need {
     AllowedOrigin,
     /// `[tasks]`: a tool that may run as a task.
     TaskTool,
+    /// `[tasks] input_tool`: a tool whose task asks for input.
+    TaskInputTool,
     /// A tool the call policy allows (known once the tools are listed).
     CallableTool,
     /// `--load N` / `[load]`: the opt-in load check.
@@ -105,6 +109,7 @@ impl Need {
             Need::PlainHttp => "an http:// URL".into(),
             Need::InputTool => "config [input_required]".into(),
             Need::TaskTool => "config [tasks]".into(),
+            Need::TaskInputTool => "config [tasks] input_tool".into(),
             Need::Trigger => "config [subscriptions] (or the fixture test_trigger_tool_change)".into(),
             Need::Roles(1) => "config [roles.NAME]".into(),
             Need::Roles(n) => format!("config [roles.NAME] x{n}"),
@@ -128,6 +133,9 @@ impl Need {
             }
             Need::TaskTool if policy.task_tool.is_none() => Some(
                 "no tool that may run as a task is named in the target config ([tasks] tool = \"NAME\", arguments = {…}); the server advertises the tasks extension, and these checks follow one task from its handle to its end".into(),
+            ),
+            Need::TaskInputTool if policy.task_input_tool.is_none() => Some(
+                "no tool whose task asks for input is named in the target config ([tasks] input_tool = \"NAME\", input_arguments = {…}); these checks answer its input requests with tasks/update".into(),
             ),
             Need::Roles(1) if policy.roles.is_empty() => {
                 Some("no roles are configured ([roles.NAME] with the role's credentials and what it must never see)".into())

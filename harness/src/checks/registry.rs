@@ -6,7 +6,7 @@
 use super::{Check, DynCheck, Scope};
 use super::{
     apps, audits, auth, client_requests, completion, fixtures, headers, input_required, legacy_tasks, lifecycle, lists, load, mrtr, older,
-    passthrough, reads, roles, skills, stateless, subscriptions, tasks, tools,
+    passthrough, reads, roles, skills, stateless, subscriptions, task_input, tasks, tools,
 };
 use crate::wire::Revision;
 use serde_json::Value;
@@ -61,6 +61,7 @@ pub static REGISTRY: &[Entry] = &[
     entry::<audits::ResultTypesAudit>(),
     entry::<audits::NoTaskUnlessDeclaredAudit>(),
     entry::<tasks::TaskProbe>(),
+    entry::<task_input::TaskInputProbe>(),
     entry::<legacy_tasks::LegacyTaskProbe>(),
     entry::<skills::SkillProbe>(),
     entry::<apps::AppProbe>(),

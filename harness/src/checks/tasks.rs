@@ -8,7 +8,8 @@
 //! `applies.extensions`).
 
 use super::judge::tasks::{
-    TASKS_EXTENSION, get_problems, handle_problems, handle_task_id, is_task_handle, is_terminal, terminal_payload_problems, terminal_state,
+    TASKS_EXTENSION, ack_problems, get_problems, handle_problems, handle_task_id, is_task_handle, is_terminal, terminal_payload_problems,
+    terminal_state,
 };
 use super::task_run::{TaskRun, call_tool, ended, get_body, main_ex, request};
 use super::{Check, Cx, Need, Outcome};
@@ -314,18 +315,8 @@ async fn cancel_ack(cx: &Cx<'_>, t: &InputTool, out: &mut Outcome) {
         Err(e) => return out.set_error(e),
     };
     if let Some(r) = super::result_of(&ex, "tasks/cancel", out) {
-        if r.get("resultType").and_then(Value::as_str) != Some("complete") {
-            out.fail(format!("tasks/cancel must be acknowledged with resultType \"complete\"; got {}", brief(&r)));
-        }
-        let task_fields: Vec<&str> = ["taskId", "status", "createdAt", "lastUpdatedAt", "ttlMs", "result", "error"]
-            .into_iter()
-            .filter(|k| r.get(*k).is_some())
-            .collect();
-        if !task_fields.is_empty() {
-            out.fail(format!(
-                "tasks/cancel must be acknowledged with an empty result, not the task (2025-11-25 answered the task; the extension does not): it carries {}",
-                task_fields.join(", ")
-            ));
+        for p in ack_problems("tasks/cancel", &r) {
+            out.fail(p);
         }
     }
     out.exchanges.push(ex);

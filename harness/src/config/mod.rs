@@ -25,6 +25,8 @@
 //! tool = "render_report"
 //! arguments = { pages = 3 }
 //! budget_seconds = 60        # the most a task is polled before it is an error
+//! input_tool = "confirm_order"  # a tool whose task asks for input (tasks/update)
+//! input_arguments = { item = "book" }
 //! [subscriptions]            # a tool whose call changes the tool set
 //! trigger_tool = "toggle_beta"
 //! [roles.analyst]           # an identity: its credentials and what it must never see
@@ -187,6 +189,12 @@ pub struct TasksConfig {
     pub arguments: Option<serde_json::Value>,
     #[serde(default)]
     pub budget_seconds: Option<u64>,
+    /// A tool whose task asks for input (`input_required`, answered with
+    /// `tasks/update`), and its arguments.
+    #[serde(default)]
+    pub input_tool: Option<String>,
+    #[serde(default)]
+    pub input_arguments: Option<serde_json::Value>,
 }
 
 /// One identity (`[roles.NAME]`): how it authenticates and what it must

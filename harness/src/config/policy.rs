@@ -37,6 +37,8 @@ pub struct Policy {
     /// A tool that may run as a task (`[tasks]`), and the polling budget.
     pub task_tool: Option<InputTool>,
     pub task_budget: std::time::Duration,
+    /// A tool whose task asks for input (`[tasks] input_tool`).
+    pub task_input_tool: Option<InputTool>,
     /// A tool whose call changes the tool set (`[subscriptions]`).
     pub listen_trigger: Option<InputTool>,
     /// Identities to see the server through (`[roles.NAME]`).
@@ -94,6 +96,7 @@ impl Default for Policy {
             input_tool: None,
             task_tool: None,
             task_budget: std::time::Duration::from_secs(60),
+            task_input_tool: None,
             listen_trigger: None,
             roles: Vec::new(),
             requirements: false,
@@ -170,6 +173,8 @@ impl Policy {
         if let Some(t) = &c.tasks {
             p.task_tool = Some(InputTool { tool: t.tool.clone(), arguments: t.arguments.clone().unwrap_or(json!({})) });
             p.task_budget = std::time::Duration::from_secs(t.budget_seconds.unwrap_or(60).clamp(1, 3600));
+            p.task_input_tool =
+                t.input_tool.as_ref().map(|n| InputTool { tool: n.clone(), arguments: t.input_arguments.clone().unwrap_or(json!({})) });
         }
         p.allowed_origin = c.target.allowed_origin.clone();
         if let Some(l) = &c.load {

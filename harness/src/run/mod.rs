@@ -133,6 +133,9 @@ impl Runner {
         if let Some(t) = &self.policy.task_tool {
             named.push(("[tasks] tool".into(), t.tool.as_str()));
         }
+        if let Some(t) = &self.policy.task_input_tool {
+            named.push(("[tasks] input_tool".into(), t.tool.as_str()));
+        }
         if let Some(t) = &self.policy.listen_trigger {
             named.push(("[subscriptions] trigger_tool".into(), t.tool.as_str()));
         }

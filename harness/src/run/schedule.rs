@@ -149,7 +149,9 @@ impl Runner {
         c.exclusive()
             || (c.calls_tools() && !self.calls_read_only(c.revision))
             || (c.calls_input_tool() && !self.tool_read_only(c.revision, self.policy.input_tool.as_ref()))
-            || (c.calls_task_tool() && !self.tool_read_only(c.revision, self.policy.task_tool.as_ref()))
+            || (c.calls_task_tool()
+                && (!self.tool_read_only(c.revision, self.policy.task_tool.as_ref())
+                    || (self.policy.task_input_tool.is_some() && !self.tool_read_only(c.revision, self.policy.task_input_tool.as_ref()))))
             || (c.calls_trigger() && self.trigger_known(c.revision) != Some(false))
     }
 

@@ -68,7 +68,7 @@ pub fn with_fact_ids<F: std::future::Future>(fact: &str, f: F) -> impl std::futu
 /// replay, the cold walk, what the roles see), by the names `checks/facts.rs`
 /// gives them (a test there holds the two together), each with a block of
 /// five million ids per revision.
-pub const BULK_FACTS: [&str; 10] = [
+pub const BULK_FACTS: [&str; 11] = [
     "(shared: tools/list walk)",
     "(shared: prompts/list walk)",
     "(shared: resources/list walk)",
@@ -79,6 +79,7 @@ pub const BULK_FACTS: [&str; 10] = [
     "(shared: a list walked cold on a new connection or process)",
     "(shared: what each role sees)",
     "(shared: a task followed to its end)",
+    "(shared: a task's input rounds answered)",
 ];
 const BULK_IDS: i64 = 5_000_000;
 

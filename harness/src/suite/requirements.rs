@@ -238,7 +238,7 @@ mod tests {
         let added: Vec<&str> =
             tasks.scored().filter(|s| base.scenario(&s.name).is_some_and(|b| !b.scored)).map(|s| s.name.as_str()).collect();
         assert!(added.iter().all(|n| n.starts_with("tasks-")) && added.len() >= 4, "{added:?}");
-        let pending = tasks.scenario("tasks-mrtr-input").unwrap();
+        let pending = tasks.scenario("tasks-mrtr-composition").unwrap();
         assert!(!pending.scored && pending.reason.as_deref().unwrap().contains("does not judge it yet"));
         assert!(resolve("2026-07-28+skills").unwrap_err().contains("tasks"));
         assert!(resolve("2025-11-25+tasks").unwrap_err().contains("none"));

@@ -161,6 +161,26 @@ pub fn get_problems(r: &Value, id: &str) -> Vec<String> {
     out
 }
 
+/// What is wrong with the acknowledgement of `tasks/cancel` or
+/// `tasks/update`: an empty result with `resultType` `complete`, not the task.
+pub fn ack_problems(method: &str, r: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    if r.get("resultType").and_then(Value::as_str) != Some("complete") {
+        out.push(format!("{method} must be acknowledged with resultType \"complete\"; got {}", crate::wire::brief(r)));
+    }
+    let task_fields: Vec<&str> = ["taskId", "status", "createdAt", "lastUpdatedAt", "ttlMs", "result", "error", "inputRequests"]
+        .into_iter()
+        .filter(|k| r.get(*k).is_some())
+        .collect();
+    if !task_fields.is_empty() {
+        out.push(format!(
+            "{method} must be acknowledged with an empty result, not the task (2025-11-25 answered the task; the extension does not): it carries {}",
+            task_fields.join(", ")
+        ));
+    }
+    out
+}
+
 /// What is wrong with a terminal task's payload: `completed` carries
 /// `result`, the original request's result (for tools/call a
 /// CallToolResult: `content` an array of blocks); `failed` carries `error`,
