@@ -279,3 +279,49 @@ fn coverage_is_said_once_with_the_config_that_widens_it() {
     let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
     assert!(html.contains("<p class=coverage>coverage: tools (2026-07-28)"), "the page says it too");
 }
+
+/// A draft of the spec is noted, never judged: over Streamable HTTP the
+/// server card is looked for, and what departs from the draft or from
+/// the live server is listed (console, report.json, page) without a case,
+/// a verdict or a count. Over stdio there is nothing to look for.
+#[test]
+fn the_server_card_of_a_draft_is_noted_never_judged() {
+    let card = |name: &str, args: &[&str]| {
+        let server = start_http(&args.iter().map(|a| a.to_string()).collect::<Vec<_>>());
+        let dir = outdir(name);
+        let mut cmd = mcpcert();
+        cmd.args(["run", "--http", &server.url, "lifecycle/"]);
+        report_args(&mut cmd, &dir);
+        let out = cmd.output().unwrap();
+        let console = String::from_utf8_lossy(&out.stdout).into_owned();
+        (out.status.code(), console, report(&dir), std::fs::read_to_string(dir.join("report.html")).unwrap_or_default(), server.url.clone())
+    };
+    let (code, console, rep, html, url) = card("card-clean", &["--era", "dual"]);
+    assert_eq!(code, Some(0), "{console}");
+    let d = &rep["drafts"][0];
+    assert_eq!((d["name"].as_str(), d["found"].as_str()), (Some("server card"), Some("published")), "{d}");
+    assert_eq!(d["url"], format!("{url}/server-card"));
+    assert_eq!(d["notes"].as_array().unwrap().len(), 0, "{d}");
+    assert!(
+        console.contains("draft (notes only, never a verdict): server card at") && console.contains("keeps every rule looked at"),
+        "{console}"
+    );
+
+    let (code, console, rep, html2, _) = card("card-drift", &["--era", "modern", "--quirk", "card-drift"]);
+    assert_eq!(code, Some(0), "a draft never fails a run: {console}");
+    let notes: Vec<&str> = rep["drafts"][0]["notes"].as_array().unwrap().iter().filter_map(|n| n.as_str()).collect();
+    for want in [
+        "X121, draft SHOULD",
+        "X123, draft SHOULD: the card's version",
+        "X123, draft SHOULD: the remote for",
+        "X124, draft MUST: Access-Control-Allow-Origin is absent",
+        "X125, draft SHOULD: no ETag",
+    ] {
+        assert!(notes.iter().any(|n| n.starts_with(want)), "{want}: {notes:?}");
+    }
+    assert!(rep["cases"].as_array().unwrap().iter().all(|c| !c["id"].as_str().unwrap().contains("card")), "no case for a draft");
+    assert!(html.contains("server card") && html2.contains("X124, draft MUST"), "the page says it too");
+
+    let (_, _, rep) = run("card-stdio", "--era modern", &["lifecycle/"]);
+    assert!(rep.get("drafts").is_none(), "stdio: {}", rep["drafts"]);
+}

@@ -199,6 +199,7 @@ pub fn fuzz(args: FuzzArgs) -> u8 {
         target_problem: run.problem.as_ref().map(|p| masker.text(p)),
         warnings: Vec::new(),
         coverage: Vec::new(),
+        drafts: Vec::new(),
         notices: vec![format!(
             "{} inputs sent, {} server restarts{}{}",
             run.inputs,

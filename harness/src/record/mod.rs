@@ -5,11 +5,13 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+mod draft;
 mod exchange;
 mod mask;
 
 pub use crate::transport::{Frame, Transport, TransportError, clip};
 pub use crate::wire::Revision;
+pub use draft::DraftNote;
 pub use exchange::{Exchange, run_clock_ms};
 pub use mask::{MASK, Masker, SECRET_ENV_NAMES};
 

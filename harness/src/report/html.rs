@@ -2,7 +2,7 @@
 //! no external files) with a header that says what was checked and how it
 //! went, failures first, an index, a filter and the evidence of each case.
 
-use super::{RunReport, baseline_word, esc, esc_text_into};
+use super::{RunReport, baseline_word, drafts, esc, esc_text_into};
 use crate::record::{BaselineOutcome, CaseResult, Exchange, Verdict};
 use std::fmt::Write as _;
 
@@ -241,8 +241,8 @@ pub fn html(report: &RunReport) -> String {
     for w in &report.warnings {
         out.push_str(&format!("<p class=t-warn>run warning: {}</p>", esc(w)));
     }
-    for c in &report.coverage {
-        out.push_str(&format!("<p class=coverage>coverage: {}</p>", esc(c)));
+    for c in report.coverage.iter().map(|c| format!("coverage: {}", esc(c))).chain(report.drafts.iter().map(drafts)) {
+        out.push_str(&format!("<p class=coverage>{c}</p>"));
     }
     if let Some(b) = &report.baseline {
         out.push_str(&format!(

@@ -83,6 +83,10 @@ pub struct RunReport {
     /// call, and (stdio) the server processes it started.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub coverage: Vec<String>,
+    /// What drafts of the spec say about the target, as notes (never a
+    /// verdict): over Streamable HTTP, the server card.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub drafts: Vec<crate::record::DraftNote>,
     /// Set when the run used an expected-failures baseline.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub baseline: Option<BaselineSummary>,
@@ -363,6 +367,15 @@ fn esc_bytes<const QUOTE: bool>(out: &mut String, s: &str) {
 pub fn write_html(report: &RunReport, path: &Path) -> std::io::Result<()> {
     mkdirs(path)?;
     std::fs::write(path, html(report))
+}
+
+/// A draft's findings as one line of the HTML page (escaped).
+pub fn drafts(d: &crate::record::DraftNote) -> String {
+    let mut s = format!("draft (notes only, never a verdict): {} at <code>{}</code>: {}", esc(&d.name), esc(&d.url), esc(&d.found));
+    if !d.notes.is_empty() {
+        s.push_str(&format!(" ({}): {}", esc(&d.draft), d.notes.iter().map(|n| esc(n)).collect::<Vec<_>>().join("; ")));
+    }
+    s
 }
 
 #[cfg(test)]

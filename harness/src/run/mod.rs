@@ -2,6 +2,7 @@
 //! the session, checks run with the revision's shared facts), its
 //! expectations, and its verdict with a reproducer. Produces the record.
 
+pub mod card;
 mod coverage;
 mod expect;
 pub mod plan;

@@ -112,6 +112,12 @@ fn fresh_client(tls: bool) -> Result<reqwest::Client, String> {
 
 /// A client; `tls` false for a plain `http` target, whose client needs no
 /// root certificates (loading the system's takes milliseconds).
+/// A client of its own, pooling nothing, for one look outside the run's
+/// sessions (the server card); `tls` for an https URL.
+pub fn one_off_client(tls: bool) -> Result<reqwest::Client, String> {
+    build_client(true, tls)
+}
+
 fn build_client(fresh: bool, tls: bool) -> Result<reqwest::Client, String> {
     // rustls with ring (see Cargo.toml): installed once, before any client.
     static PROVIDER: std::sync::Once = std::sync::Once::new();

@@ -24,7 +24,7 @@ mod target;
 
 pub use command::{shell_quote, split_command};
 pub use conn::{Connection, Incoming, Outgoing};
-pub use http::{HttpSpec, SseCell};
+pub use http::{HttpSpec, SseCell, one_off_client};
 pub use legacy_sse::{SeenEvent, StreamFacts};
 pub use pace::{Gate, repeatable_method};
 pub use process::kill_all_groups;

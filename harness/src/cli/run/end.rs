@@ -153,6 +153,7 @@ pub(super) fn report(args: &RunArgs, s: Started, j: Judged, c: Contracted, clock
     let mut why = j.why;
     // A protected server judged without a token: never shown as passed.
     let protected = matches!(s.probe, Some(mcpcert::session::Probe::Protected(_)));
+    let drafts = drafts(&s, &revisions);
     let not_judged =
         protected.then(|| "protected: only what needs no token was judged; give mcpcert a token to judge the rest".to_string());
     let rep = RunReport {
@@ -176,6 +177,7 @@ pub(super) fn report(args: &RunArgs, s: Started, j: Judged, c: Contracted, clock
         warnings: warnings.clone(),
         notices: s.notices.clone(),
         coverage: s.runner.coverage().iter().map(|c| s.plan.masker.text(c)).collect(),
+        drafts,
         baseline: j.baseline.clone(),
         requirements: j.requirements,
         summary: j.summary.clone(),
@@ -190,6 +192,9 @@ pub(super) fn report(args: &RunArgs, s: Started, j: Judged, c: Contracted, clock
     }
     for c in &rep.coverage {
         console.line(format!("\ncoverage: {c}"));
+    }
+    for d in &rep.drafts {
+        console.line(format!("\n{}", d.lines().join("\n")));
     }
     if let Some(path) = &args.write_baseline {
         write_baseline(path, &rep, args, console, &mut write_err);
@@ -231,6 +236,19 @@ pub(super) fn report(args: &RunArgs, s: Started, j: Judged, c: Contracted, clock
     std::mem::forget(rep);
     std::mem::forget(plan);
     code
+}
+
+/// Over Streamable HTTP, what the drafts of the spec say about the target
+/// (the server card), as notes; masked like the rest of the report.
+fn drafts(s: &Started, revisions: &[mcpcert::record::RevisionInfo]) -> Vec<mcpcert::record::DraftNote> {
+    let streamable = revisions.iter().any(|r| r.supported && r.revision.as_str() != "2024-11-05");
+    let (Some(url), true, 0) = (s.plan.target.url(), streamable, s.signal()) else { return Vec::new() };
+    let mut d = s.rt.block_on(mcpcert::run::card::server_card(url, revisions));
+    let m = &s.plan.masker;
+    d.url = m.text(&d.url);
+    d.found = m.text(&d.found);
+    d.notes = d.notes.iter().map(|n| m.text(n)).collect();
+    vec![d]
 }
 
 /// JUnit, JSON and HTML, written at once, each on a thread, while the run
