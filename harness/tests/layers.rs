@@ -70,6 +70,7 @@ fn check_types_are_leaves_inside_checks() {
         "views",
         "task_run",
         "task_input_run",
+        "task_listen_run",
         "skill_list",
         "skill_dirs",
         "judge",

@@ -78,8 +78,11 @@ fn a_slow_starting_server_costs_few_starts_and_the_same_verdicts() {
 fn each_configured_identity_costs_one_process() {
     // The fixture profile names two roles (analyst, operator): each is
     // another identity (its own environment), so one process each, which
-    // its walks and requests share.
+    // its walks and requests share. It also names a [tasks] tool: a task
+    // lives in the process that made it, so listening for its
+    // notifications takes one process, where the task is made and both
+    // subscriptions are opened.
     let plain = stdio_run("processes-plain", "modern", "", false);
     let profiled = stdio_run("processes-profiled", "modern", "", true);
-    assert_eq!(started(&profiled), started(&plain) + 2, "two roles, two processes more");
+    assert_eq!(started(&profiled), started(&plain) + 3, "two roles and a task's listen streams, three processes more");
 }

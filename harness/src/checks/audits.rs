@@ -460,6 +460,46 @@ impl Check for ProgressAudit {
     }
 }
 
+/// 2025-11-25: a `notifications/tasks/status` (which a server MAY send)
+/// carries no related-task `_meta`: the task id is in its params.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskStatusNotificationsAudit {}
+
+impl Check for TaskStatusNotificationsAudit {
+    const NAME: &'static str = "task_status_notifications_audit";
+    const ABOUT: &'static str =
+        "2025-11-25: no notifications/tasks/status of the run carries _meta[\"io.modelcontextprotocol/related-task\"]";
+    const SCOPE: Scope = Scope::Run;
+    const REVISIONS: &'static [Revision] = &[Revision::R2025_11_25];
+
+    async fn run(&self, cx: &Cx<'_>) -> Outcome {
+        let (found, frames) = notifications_with_requests(cx, &["notifications/tasks/status"]);
+        if found.is_empty() {
+            return Outcome::na(format!(
+                "no notifications/tasks/status came among the run's {frames} server frames (a server MAY send them), so there is none to judge"
+            ));
+        }
+        let mut out = Outcome::default();
+        out.exchanges
+            .push(Exchange::note("task status audit", format!("{} notifications/tasks/status among {frames} server frames", found.len())));
+        let related: Vec<String> = found
+            .iter()
+            .filter(|(f, _, _)| f.pointer("/params/_meta").and_then(|m| m.get("io.modelcontextprotocol/related-task")).is_some())
+            .map(|(f, _, place)| format!("  - {} (with {place})", crate::wire::brief(f)))
+            .collect();
+        if !related.is_empty() {
+            let shown: Vec<String> = related.iter().take(10).cloned().collect();
+            out.fail(format!(
+                "{} notifications/tasks/status carry the related-task _meta, which they should not (the task id is already in their params):\n{}",
+                related.len(),
+                shown.join("\n")
+            ));
+        }
+        out
+    }
+}
+
 /// 2026-07-28: every result's `resultType` is a core value or one of an
 /// extension the server advertises.
 #[derive(Debug, Deserialize)]

@@ -54,6 +54,8 @@ pub struct Facts {
     task: OnceCell<Fact<super::task_run::TaskRun>>,
     /// The `[tasks] input_tool`'s task, its input answered to the end.
     task_input: OnceCell<Fact<super::task_input_run::InputRun>>,
+    /// The `[tasks]` tool's task and its listen streams.
+    task_listen: OnceCell<Fact<super::task_listen_run::TaskListen>>,
     /// The `skills/list` walk (skills extension).
     skills: OnceCell<Fact<super::skill_list::SkillList>>,
     /// What each configured role sees.
@@ -217,6 +219,17 @@ impl Facts {
             .clone()
     }
 
+    /// The `[tasks]` tool's task and `subscriptions/listen` for it, declaring
+    /// the extension and not (`task_listen_run::gather`).
+    pub async fn task_listen(&self, cx: &Cx<'_>, tool: &crate::config::InputTool) -> Fact<super::task_listen_run::TaskListen> {
+        self.task_listen
+            .get_or_init(|| {
+                fact_ids(cx, TASK_LISTEN, async { super::task_listen_run::gather(&cx.shared(TASK_LISTEN), tool).await.map(Arc::new) })
+            })
+            .await
+            .clone()
+    }
+
     /// The `skills/list` walk, declaring the skills extension.
     pub async fn skill_list(&self, cx: &Cx<'_>) -> Fact<super::skill_list::SkillList> {
         self.skills
@@ -336,6 +349,7 @@ const CALLS: &str = "(shared: tool calls)";
 const COLD: &str = "(shared: a list walked cold on a new connection or process)";
 const TASK: &str = "(shared: a task followed to its end)";
 const TASK_INPUT: &str = "(shared: a task's input rounds answered)";
+const TASK_LISTEN: &str = "(shared: a task's listen streams)";
 const SKILLS: &str = "(shared: skills/list walk)";
 const LISTENS: &str = "(shared: listen streams)";
 const ROLES: &str = "(shared: what each role sees)";

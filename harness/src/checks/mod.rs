@@ -16,6 +16,7 @@ mod auth;
 mod calls;
 mod client_requests;
 mod completion;
+mod extensions;
 mod facts;
 mod fixtures;
 mod follow;
@@ -38,8 +39,12 @@ mod skill_list;
 mod skills;
 mod stateless;
 mod subscriptions;
+mod task_eras;
 mod task_input;
 mod task_input_run;
+mod task_listen;
+mod task_listen_run;
+mod task_roles;
 mod task_run;
 mod tasks;
 mod tools;
@@ -140,7 +145,7 @@ impl Need {
             Need::Roles(1) if policy.roles.is_empty() => {
                 Some("no roles are configured ([roles.NAME] with the role's credentials and what it must never see)".into())
             }
-            Need::Roles(n) if policy.roles.len() < n => Some("comparing lists across identities needs at least two configured roles".into()),
+            Need::Roles(n) if policy.roles.len() < n => Some(format!("this case compares identities: it needs at least {n} configured roles ([roles.NAME])")),
             Need::AllowedOrigin if policy.allowed_origin.is_none() => {
                 Some("the target config names no allowed Origin ([target] allowed_origin), so mcpcert cannot tell a foreign one".into())
             }

@@ -5,8 +5,8 @@
 
 use super::{Check, DynCheck, Scope};
 use super::{
-    apps, audits, auth, client_requests, completion, fixtures, headers, input_required, legacy_tasks, lifecycle, lists, load, mrtr, older,
-    passthrough, reads, roles, skills, stateless, subscriptions, task_input, tasks, tools,
+    apps, audits, auth, client_requests, completion, extensions, fixtures, headers, input_required, legacy_tasks, lifecycle, lists, load,
+    mrtr, older, passthrough, reads, roles, skills, stateless, subscriptions, task_eras, task_input, task_listen, task_roles, tasks, tools,
 };
 use crate::wire::Revision;
 use serde_json::Value;
@@ -60,9 +60,14 @@ pub static REGISTRY: &[Entry] = &[
     entry::<audits::InputRequestsDeclaredAudit>(),
     entry::<audits::ResultTypesAudit>(),
     entry::<audits::NoTaskUnlessDeclaredAudit>(),
+    entry::<audits::TaskStatusNotificationsAudit>(),
+    entry::<extensions::ExtensionProbe>(),
     entry::<tasks::TaskProbe>(),
     entry::<task_input::TaskInputProbe>(),
+    entry::<task_roles::OtherRoleRefused>(),
+    entry::<task_listen::TaskListenProbe>(),
     entry::<legacy_tasks::LegacyTaskProbe>(),
+    entry::<task_eras::ExtensionNotOptIn>(),
     entry::<skills::SkillProbe>(),
     entry::<apps::AppProbe>(),
     entry::<audits::LogMessagesAudit>(),

@@ -6,8 +6,8 @@
 //! the extension; every request declares it.
 
 use super::judge::skills::{
-    content_bytes, entry_problems, frontmatter_differences, frontmatter_scalars, page_problems, path_problem, resources_problems,
-    sha256_digest,
+    content_bytes, entry_problems, frontmatter_differences, frontmatter_scalars, limit_problem, name_rule_problem, page_problems,
+    path_problem, resources_problems, sha256_digest,
 };
 use super::skill_list::{SkillList, request};
 use super::{Check, Cx, Outcome};
@@ -35,6 +35,9 @@ pub enum SkillCheck {
     GetUnknown,
     DirectoryRead,
     DirectoryReadFile,
+    WithinLimits,
+    NameRules,
+    NamesUnique,
 }
 
 /// One rule of the skills extension.
@@ -92,6 +95,34 @@ impl Check for SkillProbe {
             SkillCheck::GetMatchesList => get_matches(cx, &entries, &mut out).await,
             SkillCheck::DirectoryRead => super::skill_dirs::directory_read(cx, &entries, &mut out).await,
             SkillCheck::DirectoryReadFile => super::skill_dirs::not_a_directory(cx, &entries, &mut out).await,
+            SkillCheck::NameRules => {
+                for e in &entries {
+                    let uri = e.get("uri").and_then(Value::as_str).unwrap_or("?");
+                    let name = e.pointer("/frontmatter/name").and_then(Value::as_str).unwrap_or_default();
+                    if let Some(why) = name_rule_problem(name) {
+                        out.fail(format!("{uri}: the skill name {name:?} breaks the Agent Skills naming rules: {why}"));
+                    }
+                }
+            }
+            SkillCheck::NamesUnique => {
+                let mut by_name: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
+                for e in &entries {
+                    let name = e.pointer("/frontmatter/name").and_then(Value::as_str).unwrap_or_default();
+                    by_name.entry(name).or_default().push(e.get("uri").and_then(Value::as_str).unwrap_or("?"));
+                }
+                for (name, uris) in by_name.iter().filter(|(_, u)| u.len() > 1) {
+                    out.fail(format!("{} skills of the listing share the name {name:?}: {}", uris.len(), uris.join(", ")));
+                }
+            }
+            SkillCheck::WithinLimits => {
+                let counted: Vec<Result<(), String>> = entries.iter().filter_map(|e| limit_problem(e)).collect();
+                if counted.is_empty() {
+                    out.set_na("every skill's resources are \"dynamic\": its entry offers nothing to count");
+                }
+                for p in counted.into_iter().filter_map(Result::err) {
+                    out.fail(p);
+                }
+            }
             SkillCheck::ListShape | SkillCheck::GetUnknown => {}
         }
         out

@@ -97,6 +97,7 @@ impl Check for TaskProbe {
             }
             _ => {}
         }
+
         let (run, mut out, id) = match super::task_run::shared(cx).await {
             Ok(r) => r,
             Err(out) => return out,

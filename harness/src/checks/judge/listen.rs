@@ -44,7 +44,7 @@ pub fn sub_id(v: &Value) -> Option<&Value> {
 }
 
 /// The same id, or the same id written as another JSON type.
-fn loosely_equal(a: &Value, b: &Value) -> bool {
+pub fn loosely_equal(a: &Value, b: &Value) -> bool {
     a == b || a.to_string().trim_matches('"') == b.to_string().trim_matches('"')
 }
 

@@ -135,6 +135,50 @@ pub fn resources_problems(e: &Value) -> Vec<String> {
     out
 }
 
+/// Why a skill name breaks the Agent Skills naming rules (1 to 64
+/// characters: lower-case letters, digits and single hyphens, no hyphen
+/// at either end), or `None`. Letters are taken as Unicode lower case, the
+/// more lenient reading of the rules SEP-2640 delegates to.
+pub fn name_rule_problem(name: &str) -> Option<&'static str> {
+    let n = name.chars().count();
+    if n == 0 || n > 64 {
+        return Some("it must be 1 to 64 characters long");
+    }
+    if !name.chars().all(|c| c == '-' || c.is_numeric() || (c.is_alphabetic() && c.is_lowercase())) {
+        return Some("it may hold only lower-case letters, digits and hyphens");
+    }
+    if name.starts_with('-') || name.ends_with('-') || name.contains("--") {
+        return Some("a hyphen may not start or end it, nor follow another");
+    }
+    None
+}
+
+/// The most resources, and bytes in all, a skill should have (SEP-2640
+/// §Limits): what every conforming host must accept.
+pub const MAX_SKILL_RESOURCES: usize = 512;
+pub const MAX_SKILL_BYTES: u64 = 16 * 1024 * 1024;
+
+/// A skill above either limit, counted from its entry alone: the entries
+/// of `resources` (SKILL.md included) and the sum of their `size`. A
+/// `"dynamic"` entry offers nothing to count: `None` for it.
+pub fn limit_problem(e: &Value) -> Option<Result<(), String>> {
+    let uri = e.get("uri").and_then(Value::as_str).unwrap_or("?");
+    let items = e.get("resources").and_then(Value::as_array)?;
+    let bytes: u64 = items.iter().filter_map(|i| i.get("size").and_then(Value::as_u64)).sum();
+    let mut over = Vec::new();
+    if items.len() > MAX_SKILL_RESOURCES {
+        over.push(format!("{} resources (the limit is {MAX_SKILL_RESOURCES}, SKILL.md included)", items.len()));
+    }
+    if bytes > MAX_SKILL_BYTES {
+        over.push(format!("{bytes} bytes in all by the sum of size (the limit is {MAX_SKILL_BYTES}, 16 MiB)"));
+    }
+    Some(if over.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{uri}: the skill has {}; a conforming host need not load it", over.join(" and ")))
+    })
+}
+
 /// `sha256:` and the 64 lowercase hex digits of the bytes' SHA-256.
 pub fn sha256_digest(bytes: &[u8]) -> String {
     let h = Sha256::digest(bytes);
