@@ -99,6 +99,37 @@ cp fixtures/interop/corpus/skills_server.mjs "$corpus/npm/fs-v2/"
 add_target ext-skills-ts-stdio command "node $corpus/npm/fs-v2/skills_server.mjs"
 # An MCP Apps server: the Python SDK's Apps extension.
 add_target ext-apps-stdio command "python fixtures/interop/apps_server.py" --config fixtures/interop/apps.toml
+# The same servers described by a registry server.json (`run --server-json`):
+# mcp-server-time from PyPI and server-everything from npm, at the versions
+# pinned above, installed by mcpcert into its own cache; their verdicts must
+# be those of the command targets (checked below), and fastmcp's remote
+# entry (added with the HTTP servers) those of fastmcp-http.
+sj=$out/server-json
+mkdir -p "$sj"
+sjcache=$(cd "$dir" && pwd)/server-json-cache
+pin() { grep -i "^$1==" fixtures/interop/requirements.txt | cut -d= -f3; }
+everything_version=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["packages"]["node_modules/@modelcontextprotocol/server-everything"]["version"])' fixtures/interop/npm/package-lock.json)
+cat >"$sj/time.json" <<JSON
+{"\$schema": "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json",
+ "name": "io.github.modelcontextprotocol/time", "description": "Time and timezone conversion", "version": "$(pin mcp-server-time)",
+ "packages": [{"registryType": "pypi", "registryBaseUrl": "https://pypi.org", "identifier": "mcp-server-time",
+   "version": "$(pin mcp-server-time)", "runtimeHint": "uvx", "transport": {"type": "stdio"},
+   "packageArguments": [{"type": "named", "name": "--local-timezone", "default": "UTC"}]}]}
+JSON
+cat >"$sj/everything.json" <<JSON
+{"\$schema": "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json",
+ "name": "io.github.modelcontextprotocol/everything", "description": "Exercises the protocol", "version": "$everything_version",
+ "packages": [{"registryType": "npm", "identifier": "@modelcontextprotocol/server-everything", "version": "$everything_version",
+   "transport": {"type": "stdio"}, "packageArguments": [{"type": "positional", "value": "stdio"}]}]}
+JSON
+add_server_json() { # NAME FILE PICK [MCPCERT OPTIONS...]
+  local name=$1 file=$2 pick=$3
+  shift 3
+  add_target "$name" server_json "$file" --cache "$sjcache" "$@"
+  printf 'pick = %s\n\n' "$(q "$pick")" >>"$targets"
+}
+add_server_json sj-time-pypi "$root/$sj/time.json" pypi
+add_server_json sj-everything-npm "$root/$sj/everything.json" npm --config fixtures/interop/server-everything.toml
 for server in fastmcp server-everything rmcp corpus-everything-2025-06 corpus-mcp-1.9 corpus-mcp-1.3 ext-tasks; do
   if start_http "$server" "$out"; then
     # The Python SDK 1.9.4's session manager shuts down for good when a
@@ -110,6 +141,13 @@ for server in fastmcp server-everything rmcp corpus-everything-2025-06 corpus-mc
     # request comes next fails (docs/interop-corpus.md): that case is skipped.
     [ "$server" = corpus-mcp-1.3 ] && args+=(--skip lifecycle/unknown-method)
     add_target "$server-http" url "$url" "${args[@]}"
+    if [ "$server" = fastmcp ]; then
+      # fastmcp's remote entry: the URL a template over a variable, and a
+      # header whose value is a secret input given by MCPCERT_INPUT_API_KEY.
+      printf '{"name": "io.github.example/fastmcp-remote", "description": "fastmcp over HTTP", "version": "1.0.0",\n "remotes": [{"type": "streamable-http", "url": "%s", "variables": {"mcp_path": {"default": "%s"}},\n   "headers": [{"name": "X-Api-Key", "value": "{api_key}", "variables": {"api_key": {"isRequired": true, "isSecret": true}}}]}]}\n' \
+        "${url%/*}/{mcp_path}" "${url##*/}" >"$sj/fastmcp-remote.json"
+      add_server_json sj-fastmcp-remote "$root/$sj/fastmcp-remote.json" remote "${args[@]}"
+    fi
     hostport=${url#http://}
     hostport=${hostport%%/*}
     setsid python3 scripts/delay-proxy.py 0 "$hostport" 10 >"$out/proxy-$server.log" 2>&1 &
@@ -130,8 +168,17 @@ done
 
 # --- the runs, the verdicts, lint ----------------------------------------------
 jobs=${MCPCERT_INTEROP_JOBS:-$(if [ "$(nproc)" -le 2 ]; then echo 2; else echo 4; fi)}
+export MCPCERT_INPUT_API_KEY=mcpcert-interop-key-7d2e
 "$m" matrix "$targets" -j "$jobs" --out "$out" -- --load 8
 [ -s "$out/matrix.json" ] || { say "interop: no matrix.json"; exit 1; }
+say "a server.json target against the same server's command or URL target:"
+for pair in sj-time-pypi:mcp-server-time sj-everything-npm:server-everything-stdio sj-fastmcp-remote:fastmcp-http; do
+  a=${pair%%:*} b=${pair#*:}
+  if [ -s "$out/$a/verdicts.txt" ] && "$m" diff "$out/$b/verdicts.txt" "$out/$a/verdicts.txt" --any-change >"$out/$a.diff" 2>&1; then
+    say "  $a: the verdicts of $b"
+  else say "  $a: differs from $b:"; sed "s/^/    /" "$out/$a.diff"; status=1; fi
+done
+if grep -rq mcpcert-interop-key-7d2e "$out"/sj-fastmcp-remote; then say "  sj-fastmcp-remote: the secret input appears in its reports"; status=1; fi
 # The same set-ups with one case at a time: the verdicts must not change.
 "$m" matrix "$targets" -j "$jobs" --out "$out-j1" -- -j 1 --load 8 >"$out-j1.log" 2>&1
 say "verdicts with -j 1 against the default -j:"
@@ -178,7 +225,7 @@ for name in fastmcp-http server-everything-http rmcp-http corpus-everything-2025
   ext-tasks-http fastmcp-auth-http sdk-auth-http \
   mcp-server-time fastmcp-stdio server-everything-stdio rmcp-stdio corpus-fs-2024-stdio corpus-memory-2024-stdio \
   corpus-time-mcp-1.0-stdio corpus-time-mcp-1.12-stdio corpus-fs-v2-stdio ext-tasks-stdio ext-skills-fastmcp-stdio \
-  ext-skills-ts-stdio ext-apps-stdio; do
+  ext-skills-ts-stdio ext-apps-stdio sj-time-pypi sj-everything-npm sj-fastmcp-remote; do
   [ -s "$out/$name/report.json" ] && replayed+=("$out/$name/report.json")
 done
 PATH="$(cd "$(dirname "$m")" && pwd):$PATH" python3 scripts/reproducers-check.py "${replayed[@]}" | sed "s/^/  /"

@@ -14,6 +14,7 @@ pub mod certify;
 pub mod checks;
 pub mod config;
 pub mod fuzz;
+pub mod packages;
 pub mod record;
 pub mod report;
 pub mod run;

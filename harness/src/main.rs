@@ -130,6 +130,55 @@ enum Cmd {
         #[arg(last = true)]
         run_args: Vec<String>,
     },
+    /// A conformance board over a registry snapshot: every server (latest
+    /// version) of SNAPSHOT (registry listing pages, or folders of
+    /// server.json files) installed once into --cache, run with a time
+    /// budget (in a network namespace of its own where the machine allows
+    /// one), its result kept in OUT/servers/<name>/ (not run again while its
+    /// version and the suites are unchanged); then the site: index.html,
+    /// a page and badge.svg per server, board.json, history/. Third-party
+    /// packages are installed and started: run it where that is wanted.
+    Board {
+        snapshot: Vec<PathBuf>,
+        #[arg(long, value_name = "DIR", default_value = "board")]
+        out: PathBuf,
+        /// Where packages are installed (default: $MCPCERT_CACHE, else
+        /// ~/.cache/mcpcert).
+        #[arg(long, value_name = "DIR")]
+        cache: Option<PathBuf>,
+        /// Only this job's share of the servers, K of N; `board --merge`
+        /// joins the shards' folders into the site.
+        #[arg(long, value_name = "K/N")]
+        shard: Option<String>,
+        /// Stop a server's run after this many seconds (outcome: hung).
+        #[arg(long, value_name = "S", default_value_t = 300)]
+        budget_s: u64,
+        /// Servers checked at once.
+        #[arg(short = 'j', long, value_name = "N", default_value_t = 2)]
+        jobs: usize,
+        /// Runs nothing: the site from these board folders (the shards).
+        #[arg(long, value_name = "DIR", num_args = 1..)]
+        merge: Vec<PathBuf>,
+        /// This night's label in history/ (default: the UTC time).
+        #[arg(long, value_name = "LABEL")]
+        night: Option<String>,
+        /// Run every server again, changed or not.
+        #[arg(long)]
+        force: bool,
+        /// Do not run servers in a network namespace of their own.
+        #[arg(long)]
+        no_sandbox: bool,
+        /// Read the snapshot from a registry's API (GET URL/v0.1/servers,
+        /// page after page), saved under OUT/snapshot/ first.
+        #[arg(long, value_name = "URL")]
+        registry: Option<String>,
+        /// With --registry: only servers updated since this time (RFC 3339).
+        #[arg(long, value_name = "TIME", requires = "registry")]
+        updated_since: Option<String>,
+        /// `mcpcert run` options for every server, after `--`.
+        #[arg(last = true)]
+        run_args: Vec<String>,
+    },
     /// Fuzz a server: a seeded, bounded storm of malformed input (framing,
     /// JSON-RPC envelopes, params, HTTP headers), every answer judged; two
     /// cases per class (the stated rules, the conventions), the same
@@ -215,6 +264,20 @@ struct RunArgs {
     /// Streamable HTTP endpoint URL.
     #[arg(long, value_name = "URL")]
     http: Option<String>,
+    /// The server a registry server.json describes (one of its npm or PyPI
+    /// packages, installed into --cache first, or its remote); the values
+    /// it needs come from the config and the environment
+    /// (MCPCERT_INPUT_<NAME>), never invented.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["stdio", "http"])]
+    server_json: Option<PathBuf>,
+    /// Which entry of the server.json: package:N, remote:N, or a kind (npm,
+    /// pypi, oci, remote); default: the first this machine can run.
+    #[arg(long, value_name = "ENTRY", requires = "server_json")]
+    pick: Option<String>,
+    /// Where packages are installed, once per name@version (default:
+    /// $MCPCERT_CACHE, else ~/.cache/mcpcert).
+    #[arg(long, value_name = "DIR", requires = "server_json")]
+    cache: Option<PathBuf>,
     /// TOML target file (command or URL, env, headers from env vars, timeouts).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
@@ -445,6 +508,23 @@ fn main() -> ExitCode {
             ExitCode::from(run(args))
         }
         Cmd::Fuzz(args) => ExitCode::from(cli::fuzz::fuzz(args)),
+        Cmd::Board { snapshot, out, cache, shard, budget_s, jobs, merge, night, force, no_sandbox, registry, updated_since, run_args } => {
+            ExitCode::from(cli::board::board(cli::board::BoardArgs {
+                snapshot,
+                out,
+                cache,
+                shard,
+                budget: std::time::Duration::from_secs(budget_s),
+                jobs,
+                merge,
+                night,
+                force,
+                no_sandbox,
+                registry,
+                updated_since,
+                run_args,
+            }))
+        }
         Cmd::Lint { file, revision, config, json } => ExitCode::from(lint(&file, &revision, config.as_ref(), json)),
         Cmd::ContractDiff { old, new, json } => ExitCode::from(contract_diff(&old, &new, json)),
         Cmd::Matrix { targets, jobs, out, shard, timeout_s, junit_warn, junit_na, run_args } => {

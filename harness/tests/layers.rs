@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// The layers in order; a module may import only modules listed before it.
-const ORDER: [&str; 12] =
-    ["transport", "wire", "record", "auth", "config", "session", "checks", "suite", "run", "fuzz", "report", "certify"];
+const ORDER: [&str; 13] =
+    ["transport", "wire", "record", "auth", "config", "packages", "session", "checks", "suite", "run", "fuzz", "report", "certify"];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).unwrap().flatten() {

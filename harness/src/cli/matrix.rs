@@ -81,6 +81,19 @@ pub fn run_matrix(a: MatrixArgs) -> u8 {
     code
 }
 
+/// A server.json target's transport (that of the entry its run will pick)
+/// and how the matrix names it.
+fn server_json_transport(p: &std::path::Path, pick: Option<&str>) -> (Transport, String) {
+    let entry = mcpcert::packages::load(p)
+        .ok()
+        .and_then(|sj| mcpcert::packages::pick(&sj, pick, &mcpcert::packages::ThisMachine).ok().map(|e| (e.is_remote(), e.describe())));
+    match entry {
+        Some((true, d)) => (Transport::Http, format!("{} ({d})", p.display())),
+        Some((false, d)) => (Transport::Stdio, format!("{} ({d})", p.display())),
+        None => (Transport::Stdio, p.display().to_string()),
+    }
+}
+
 /// One target: its own `mcpcert run`, console to `<out>/<name>/console.log`.
 fn run_one(t: &MatrixTarget, a: &MatrixArgs) -> Done {
     let dir = a.out.join(&t.name);
@@ -88,6 +101,7 @@ fn run_one(t: &MatrixTarget, a: &MatrixArgs) -> Done {
     let (transport, target) = match &t.how {
         How::Command(c) => (Transport::Stdio, c.clone()),
         How::Url(u) => (Transport::Http, u.clone()),
+        How::ServerJson(p, pick) => server_json_transport(p, pick.as_deref()),
     };
     let fail = |problem: String| {
         let e = matrix::entry_from(&t.name, transport, &target, None, 0, None, Some(problem));
@@ -109,6 +123,7 @@ fn run_one(t: &MatrixTarget, a: &MatrixArgs) -> Done {
     match &t.how {
         How::Command(c) => cmd.args(["--stdio", c]),
         How::Url(u) => cmd.args(["--http", u]),
+        How::ServerJson(p, pick) => cmd.arg("--server-json").arg(p).args(pick.iter().flat_map(|k| ["--pick", k.as_str()])),
     };
     if let Some(c) = &t.config {
         cmd.arg("--config").arg(c);

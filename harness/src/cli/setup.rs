@@ -47,7 +47,7 @@ pub fn target_of(stdio: Option<&str>, http: Option<&str>, cfg_file: Option<&(Pat
                 gate: Default::default(),
             }))
         }
-        (None, None) => Err("say what to test: --stdio 'CMD ARG…', --http URL, or --config FILE".into()),
+        (None, None) => Err("say what to test: --stdio 'CMD ARG…', --http URL, --server-json FILE, or --config FILE".into()),
     }
 }
 
@@ -114,13 +114,17 @@ pub fn beside(path: &Path, name: &str) -> PathBuf {
     path.parent().map(|d| d.join(name)).unwrap_or_else(|| PathBuf::from(name))
 }
 
-pub fn rerun_command(args: &RunArgs, target: &TargetSpec) -> String {
+/// `server_json`: the options that name a server.json's entry, in place of
+/// the target.
+pub fn rerun_command(args: &RunArgs, target: &TargetSpec, server_json: Option<&str>) -> String {
     let mut s = String::from("mcpcert run");
     if let Some(c) = &args.config {
         s.push_str(&format!(" --config {}", shell_quote(&c.display().to_string())));
     }
     // The target, unless the config file names it.
-    if args.config.is_none() || args.stdio.is_some() || args.http.is_some() {
+    if let Some(o) = server_json {
+        s.push_str(o);
+    } else if args.config.is_none() || args.stdio.is_some() || args.http.is_some() {
         match target {
             TargetSpec::Stdio(_) => s.push_str(&format!(" --stdio {}", shell_quote(&target.shown()))),
             TargetSpec::Http(h) => s.push_str(&format!(" --http {}", shell_quote(&redact_url(&h.url)))),

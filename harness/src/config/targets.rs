@@ -5,6 +5,7 @@
 //! [[target]]
 //! name = "time-server"
 //! command = "mcp-server-time --local-timezone UTC"   # or: url = "http://127.0.0.1:8000/mcp"
+//!                                                   # or: server_json = "server.json" (pick = "npm")
 //! config = "time.toml"                              # optional, relative to this file
 //! args = ["--revision", "2026-07-28"]               # optional, more `mcpcert run` options
 //! ```
@@ -26,6 +27,8 @@ struct Raw {
     name: String,
     command: Option<String>,
     url: Option<String>,
+    server_json: Option<PathBuf>,
+    pick: Option<String>,
     config: Option<PathBuf>,
     #[serde(default)]
     args: Vec<String>,
@@ -49,13 +52,17 @@ pub enum How {
     Command(String),
     /// A Streamable HTTP URL of a server that is already running.
     Url(String),
+    /// A registry server.json (resolved against the targets file's folder)
+    /// and the entry to pick (`run --server-json FILE --pick ENTRY`).
+    ServerJson(PathBuf, Option<String>),
 }
 
 /// Options `matrix` sets itself for each target; a target's `args` may not.
-const OWN: [&str; 7] = ["--stdio", "--http", "--config", "--out", "--junit", "--json", "--html"];
+const OWN: [&str; 9] = ["--stdio", "--http", "--server-json", "--pick", "--config", "--out", "--junit", "--json", "--html"];
 
 /// Reads and checks a targets file: every target has a unique name made of
-/// letters, digits, `.`, `_` and `-`, and exactly one of `command`, `url`.
+/// letters, digits, `.`, `_` and `-`, and exactly one of `command`, `url`,
+/// `server_json` (`pick` only with `server_json`).
 pub fn load(path: &Path) -> Result<Vec<MatrixTarget>, ConfigError> {
     let text = std::fs::read_to_string(path).map_err(|e| ConfigError::new(path, e.to_string()))?;
     parse(&text, path)
@@ -82,12 +89,18 @@ pub fn parse(text: &str, path: &Path) -> Result<Vec<MatrixTarget>, ConfigError> 
         if out.iter().any(|o| o.name == t.name) {
             return Err(ConfigError::new(path, format!("{at}: the name `{}` is used twice", t.name)));
         }
-        let how = match (t.command, t.url) {
-            (Some(c), None) if !c.trim().is_empty() => How::Command(c),
-            (None, Some(u)) if u.starts_with("http://") || u.starts_with("https://") => How::Url(u),
-            (None, Some(u)) => return Err(ConfigError::new(path, format!("{at} ({}): url `{u}` is not an http(s) URL", t.name))),
-            (Some(_), Some(_)) => return Err(ConfigError::new(path, format!("{at} ({}): give command or url, not both", t.name))),
-            _ => return Err(ConfigError::new(path, format!("{at} ({}): give command (stdio) or url (HTTP)", t.name))),
+        if t.pick.is_some() && t.server_json.is_none() {
+            return Err(ConfigError::new(path, format!("{at} ({}): pick chooses an entry of a server_json", t.name)));
+        }
+        let how = match (t.command, t.url, t.server_json) {
+            (Some(c), None, None) if !c.trim().is_empty() => How::Command(c),
+            (None, Some(u), None) if u.starts_with("http://") || u.starts_with("https://") => How::Url(u),
+            (None, Some(u), None) => return Err(ConfigError::new(path, format!("{at} ({}): url `{u}` is not an http(s) URL", t.name))),
+            (None, None, Some(j)) => How::ServerJson(if j.is_absolute() { j } else { base.join(j) }, t.pick),
+            (None, None, None) => {
+                return Err(ConfigError::new(path, format!("{at} ({}): give command (stdio), url (HTTP) or server_json", t.name)));
+            }
+            _ => return Err(ConfigError::new(path, format!("{at} ({}): give one of command, url, server_json, not two", t.name))),
         };
         if let Some(own) = t.args.iter().find(|a| OWN.contains(&a.split('=').next().unwrap_or(""))) {
             return Err(ConfigError::new(path, format!("{at} ({}): args may not hold `{own}`: matrix sets it", t.name)));
@@ -111,8 +124,13 @@ pub fn parse_shard(s: &str) -> Result<(usize, usize), String> {
 
 /// The targets of shard K of N: every N-th, starting at the K-th, so that
 /// the shards are disjoint and together hold every target.
-pub fn shard(targets: Vec<MatrixTarget>, (k, n): (usize, usize)) -> Vec<MatrixTarget> {
-    targets.into_iter().enumerate().filter(|(i, _)| i % n == k - 1).map(|(_, t)| t).collect()
+pub fn shard(targets: Vec<MatrixTarget>, kn: (usize, usize)) -> Vec<MatrixTarget> {
+    shard_of(targets, kn)
+}
+
+/// Shard K of N of any list: every N-th item, starting at the K-th.
+pub fn shard_of<T>(items: Vec<T>, (k, n): (usize, usize)) -> Vec<T> {
+    items.into_iter().enumerate().filter(|(i, _)| i % n == k - 1).map(|(_, t)| t).collect()
 }
 
 #[cfg(test)]
@@ -136,7 +154,10 @@ mod tests {
         );
         assert!(p("[[target]]\nname = \"../up\"\ncommand = \"x\"\n").unwrap_err().contains("names a folder"));
         assert!(p("[[target]]\nname = \"a\"\n").unwrap_err().contains("give command"));
-        assert!(p("[[target]]\nname = \"a\"\ncommand = \"x\"\nurl = \"http://h/\"\n").unwrap_err().contains("not both"));
+        assert!(p("[[target]]\nname = \"a\"\ncommand = \"x\"\nurl = \"http://h/\"\n").unwrap_err().contains("not two"));
+        let j = p("[[target]]\nname = \"j\"\nserver_json = \"s/server.json\"\npick = \"npm\"\n").unwrap();
+        assert_eq!(j[0].how, How::ServerJson(PathBuf::from("dir/s/server.json"), Some("npm".into())));
+        assert!(p("[[target]]\nname = \"a\"\ncommand = \"x\"\npick = \"npm\"\n").unwrap_err().contains("pick chooses"));
         assert!(p("[[target]]\nname = \"a\"\ncommand = \"x\"\nargs = [\"--out=x\"]\n").unwrap_err().contains("matrix sets it"));
         assert!(p("[[target]]\nname = \"a\"\ncommand = \"x\"\ncomand = \"y\"\n").unwrap_err().contains("unknown field"));
     }

@@ -50,6 +50,14 @@ impl Masker {
         m
     }
 
+    /// These values masked too (a server.json's secret inputs).
+    pub fn also(mut self, values: &[String]) -> Masker {
+        for v in values.iter().filter(|v| v.len() >= MIN_HEADER_VALUE) {
+            self.add(v);
+        }
+        self
+    }
+
     fn add(&mut self, secret: &str) {
         let mut forms = vec![secret.to_string()];
         // As it appears inside JSON text (frames, bodies, what was sent).

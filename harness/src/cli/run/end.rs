@@ -169,7 +169,13 @@ pub(super) fn report(args: &RunArgs, s: Started, j: Judged, c: Contracted, clock
         requests_sent: s.runner.requests_sent() + s.runner.sessions_to_end() as u64,
         server_processes: s.runner.server_processes(),
         transport: s.plan.target.transport(),
-        target: s.plan.target.describe(),
+        target: {
+            let mut t = s.plan.target.describe();
+            if let Some(o) = &s.plan.origin {
+                t["server_json"] = o.clone();
+            }
+            t
+        },
         revision_requested: s.plan.set.map(|x| x.revision.as_str().to_string()).unwrap_or_else(|| args.revision.clone()),
         revisions,
         strict: args.strict,

@@ -34,6 +34,8 @@ pub(super) struct Plan {
     /// to serve while the run lasts.
     pub issuer: Option<mcpcert::auth::Issuer>,
     pub upstream: Option<mcpcert::auth::Upstream>,
+    /// `--server-json`: the server and entry the target came from.
+    pub origin: Option<serde_json::Value>,
 }
 
 /// The plan, or the exit code to end with now (a usage error; `--list`).
@@ -67,7 +69,13 @@ pub(super) fn plan(args: &RunArgs, console: &mut Console) -> Result<Plan, u8> {
         None => None,
     };
     let limits = limits_from(args, cfg_file.as_ref().map(|(_, c)| c));
-    let mut target = target_from(args, cfg_file.as_ref()).map_err(usage)?;
+    let (mut target, secrets, from_json, origin) = match &args.server_json {
+        Some(p) => {
+            let got = super::super::server_json::target(p, args, cfg_file.as_ref(), console)?;
+            (got.target, got.secrets, Some(got.rerun), Some(got.origin))
+        }
+        None => (target_from(args, cfg_file.as_ref()).map_err(usage)?, Vec::new(), None, None),
+    };
     let mut policy = policy_from(args, cfg_file.as_ref()).map_err(usage)?;
     let (issuer, upstream) = auth(cfg_file.as_ref(), &mut target, &mut policy)?;
     let mut derived_origin = None;
@@ -80,15 +88,30 @@ pub(super) fn plan(args: &RunArgs, console: &mut Console) -> Result<Plan, u8> {
             derived_origin = policy.allowed_origin.clone();
         }
     }
-    let masker = masker_from(cfg_file.as_ref().map(|(_, c)| c), &target, &policy);
-    let mut rerun_base = rerun_command(args, &target);
+    let masker = masker_from(cfg_file.as_ref().map(|(_, c)| c), &target, &policy).also(&secrets);
+    let mut rerun_base = rerun_command(args, &target, from_json.as_deref());
     // A reproducer runs one case without --requirements: it needs the
     // Origin the requirement run chose.
     if let Some(o) = &derived_origin {
         rerun_base.push_str(&format!(" --allowed-origin {}", mcpcert::transport::shell_quote(o)));
     }
     let probe_revision = probe_revision(revision, &cases);
-    Ok(Plan { catalog, set, cases, baseline, previous, target, limits, policy, masker, rerun_base, probe_revision, issuer, upstream })
+    Ok(Plan {
+        catalog,
+        set,
+        cases,
+        baseline,
+        previous,
+        target,
+        limits,
+        policy,
+        masker,
+        rerun_base,
+        probe_revision,
+        issuer,
+        upstream,
+        origin,
+    })
 }
 
 /// `[auth]` over HTTP: the run's tokens (in the policy, for the

@@ -1,0 +1,426 @@
+//! `mcpcert board SNAPSHOT… --out SITE`: every server of a registry
+//! snapshot checked, and a site of the results. For each server (latest
+//! version, by name; `--shard K/N` takes a share): its server.json kept,
+//! the entry this machine can run picked, its required values looked up
+//! (a missing one is the server's outcome, `needs-secret`), its package
+//! installed into the cache (once per name@version), then one
+//! `mcpcert run --server-json` with a time budget — inside a network
+//! namespace of its own where the machine allows one (`unshare -rn`), so
+//! that the server cannot reach the network while it is judged. The result
+//! of each server is `servers/<slug>/result.json`, beside its reports; a
+//! server whose version, suite digest and mcpcert version are those of its
+//! last result is not run again. Then the site (`site.rs`) is written from
+//! every result in `servers/`: the shards of one night merged with
+//! `board --merge PART… --out SITE`.
+
+mod site;
+
+use crate::EXIT_OK;
+use mcpcert::config::targets::{parse_shard, shard_of};
+use mcpcert::packages::launch::{Supplied, resolve};
+use mcpcert::packages::snapshot::{self, Listed, slug};
+use mcpcert::packages::{self, ThisMachine, install};
+use mcpcert::report::console::Console;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub struct BoardArgs {
+    pub snapshot: Vec<PathBuf>,
+    pub out: PathBuf,
+    pub cache: Option<PathBuf>,
+    pub shard: Option<String>,
+    pub budget: Duration,
+    pub jobs: usize,
+    pub merge: Vec<PathBuf>,
+    pub night: Option<String>,
+    pub force: bool,
+    pub no_sandbox: bool,
+    pub registry: Option<String>,
+    pub updated_since: Option<String>,
+    pub run_args: Vec<String>,
+}
+
+/// What happened to one server.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ServerResult {
+    pub name: String,
+    pub version: String,
+    #[serde(default)]
+    pub title: Option<String>,
+    #[serde(default)]
+    pub description: String,
+    /// pass, fail, unreachable, crashed, protected, hung, needs-secret,
+    /// cannot-run, install-failed, invalid, error.
+    pub outcome: String,
+    /// One line: why (for every outcome but pass).
+    pub reason: String,
+    /// More lines (an installer's last lines).
+    #[serde(default)]
+    pub detail: String,
+    pub entry: Option<String>,
+    pub what: Option<String>,
+    pub transport: Option<String>,
+    /// How the run was isolated.
+    pub sandbox: String,
+    pub counts: Option<Counts>,
+    /// The revisions the server served.
+    #[serde(default)]
+    pub revisions: Vec<String>,
+    /// Per area (`2026-07-28/tools`): failures, errors, warnings.
+    #[serde(default)]
+    pub areas: Vec<Area>,
+    pub suite_digest: String,
+    pub mcpcert_version: String,
+    pub checked_at_ms: u64,
+    pub duration_ms: u64,
+    /// Whether `report/` holds the run's reports.
+    pub report: bool,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Counts {
+    pub pass: u64,
+    pub fail: u64,
+    pub warn: u64,
+    #[serde(rename = "n/a")]
+    pub na: u64,
+    pub error: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Area {
+    pub area: String,
+    pub pass: u64,
+    pub fail: u64,
+    pub warn: u64,
+    pub error: u64,
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+}
+
+pub fn board(a: BoardArgs) -> u8 {
+    let mut console = Console::new();
+    let catalog = match crate::load_catalog(None) {
+        Ok(c) => c,
+        Err(e) => return crate::usage(e),
+    };
+    let digest = catalog.digest.clone();
+    if let Err(e) = std::fs::create_dir_all(a.out.join("servers")) {
+        return crate::usage(format!("--out {}: {e}", a.out.display()));
+    }
+    if !a.merge.is_empty() {
+        for part in &a.merge {
+            if let Err(e) = copy_servers(&part.join("servers"), &a.out.join("servers")) {
+                return crate::usage(format!("--merge {}: {e}", part.display()));
+            }
+        }
+        return site::write(&a.out, a.night.as_deref(), true, &digest, &[], &mut console);
+    }
+    let mut paths = a.snapshot.clone();
+    if let Some(url) = &a.registry {
+        let dir = a.out.join("snapshot").join(mcpcert::certify::certificate::rfc3339(now_ms() as u128).replace(':', ""));
+        match mcpcert::packages::registry_api::fetch(url, a.updated_since.as_deref(), &dir) {
+            Ok(files) => {
+                console.line(format!("registry: {} page(s) saved in {}", files.len(), dir.display()));
+                paths.push(dir);
+            }
+            Err(e) => {
+                mcpcert::report::console::err_line(format!("error: --registry: {e}"));
+                return crate::EXIT_UNREACHABLE;
+            }
+        }
+    }
+    if paths.is_empty() {
+        return crate::usage(
+            "name a snapshot (registry listing pages or a folder of server.json files), --registry URL, or --merge the shards",
+        );
+    }
+    let (mut listed, problems) = snapshot::read(&paths);
+    for p in &problems {
+        console.line(format!("snapshot: {p}"));
+    }
+    if let Some(s) = &a.shard {
+        match parse_shard(s) {
+            Ok(ks) => listed = shard_of(listed, ks),
+            Err(e) => return crate::usage(e),
+        }
+    }
+    let sandbox = if a.no_sandbox { None } else { netns() };
+    console.line(format!(
+        "board: {} server(s){}; runs {}",
+        listed.len(),
+        a.shard.as_deref().map(|s| format!(" (shard {s})")).unwrap_or_default(),
+        sandbox.map_or("without a network namespace (none here): the call policy alone keeps servers from the network", |_| {
+            "in a network namespace of their own (unshare -rn): no network during the run"
+        })
+    ));
+    let cache = a.cache.clone().unwrap_or_else(install::default_cache);
+    let queue = std::sync::Mutex::new(listed.iter().enumerate().collect::<Vec<_>>().into_iter());
+    let lines = std::sync::Mutex::new(&mut console);
+    let total = listed.len();
+    std::thread::scope(|s| {
+        for _ in 0..a.jobs.max(1) {
+            s.spawn(|| {
+                loop {
+                    let Some((i, l)) = queue.lock().unwrap_or_else(|e| e.into_inner()).next() else { break };
+                    let dir = a.out.join("servers").join(slug(&l.name));
+                    let (r, again) = one(l, &dir, &cache, &a, &digest, sandbox.is_some());
+                    let line = format!(
+                        "[{}/{total}] {}@{}: {}{}{}",
+                        i + 1,
+                        l.name,
+                        l.version,
+                        r.outcome,
+                        if r.reason.is_empty() { String::new() } else { format!(" ({})", r.reason) },
+                        if again { "" } else { " [unchanged: not run again]" }
+                    );
+                    lines.lock().unwrap_or_else(|e| e.into_inner()).line(line);
+                }
+            });
+        }
+    });
+    let keep_history = a.shard.is_none();
+    let code = site::write(&a.out, a.night.as_deref(), keep_history, &digest, &problems, &mut console);
+    if code == EXIT_OK { EXIT_OK } else { code }
+}
+
+/// Whether this machine gives a process a network namespace of its own.
+fn netns() -> Option<()> {
+    let ok = Command::new("unshare")
+        .args(["-rn", "--", "true"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    ok.then_some(())
+}
+
+fn copy_servers(from: &Path, to: &Path) -> std::io::Result<()> {
+    for e in std::fs::read_dir(from)?.flatten() {
+        let dst = to.join(e.file_name());
+        let _ = std::fs::remove_dir_all(&dst);
+        copy_dir(&e.path(), &dst)?;
+    }
+    Ok(())
+}
+
+fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for e in std::fs::read_dir(from)?.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            copy_dir(&p, &to.join(e.file_name()))?;
+        } else {
+            std::fs::copy(&p, to.join(e.file_name()))?;
+        }
+    }
+    Ok(())
+}
+
+/// Read a server's last result.
+pub fn last_result(dir: &Path) -> Option<ServerResult> {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).ok()?).ok()
+}
+
+/// One server: its result (written to `dir/result.json`), and whether it
+/// was run (false: its last result still holds).
+fn one(l: &Listed, dir: &Path, cache: &Path, a: &BoardArgs, digest: &str, netns: bool) -> (ServerResult, bool) {
+    let version = env!("CARGO_PKG_VERSION");
+    if !a.force
+        && let Some(old) = last_result(dir)
+        && old.version == l.version
+        && old.suite_digest == digest
+        && old.mcpcert_version == version
+    {
+        return (old, false);
+    }
+    let started = Instant::now();
+    let mut r = ServerResult {
+        name: l.name.clone(),
+        version: l.version.clone(),
+        title: l.server.get("title").and_then(|t| t.as_str()).map(String::from),
+        description: l.server.get("description").and_then(|t| t.as_str()).unwrap_or("").to_string(),
+        outcome: "error".into(),
+        reason: String::new(),
+        detail: String::new(),
+        entry: None,
+        what: None,
+        transport: None,
+        sandbox: "none".into(),
+        counts: None,
+        revisions: Vec::new(),
+        areas: Vec::new(),
+        suite_digest: digest.to_string(),
+        mcpcert_version: version.to_string(),
+        checked_at_ms: now_ms(),
+        duration_ms: 0,
+        report: false,
+    };
+    let _ = std::fs::remove_dir_all(dir);
+    let _ = std::fs::create_dir_all(dir);
+    judge(l, dir, cache, a, netns, &mut r);
+    r.duration_ms = started.elapsed().as_millis() as u64;
+    if let Ok(text) = serde_json::to_string_pretty(&r) {
+        let _ = std::fs::write(dir.join("result.json"), text + "\n");
+    }
+    (r, true)
+}
+
+fn judge(l: &Listed, dir: &Path, cache: &Path, a: &BoardArgs, netns: bool, r: &mut ServerResult) {
+    let sj_path = dir.join("server.json");
+    let text = serde_json::to_string_pretty(&l.server).unwrap_or_default();
+    if let Err(e) = std::fs::write(&sj_path, text) {
+        r.reason = format!("cannot write {}: {e}", sj_path.display());
+        return;
+    }
+    let sj = match packages::load(&sj_path) {
+        Ok(s) => s,
+        Err(e) => return set(r, "invalid", e),
+    };
+    let entry = match packages::pick(&sj, None, &ThisMachine) {
+        Ok(e) => e,
+        Err(_) if sj.entries().is_empty() => return set(r, "cannot-run", "the server.json lists no packages and no remotes".into()),
+        Err(_) => {
+            let why: Vec<String> = sj
+                .entries()
+                .iter()
+                .map(|e| format!("{} ({}): {}", e.id(), e.describe(), packages::unusable(e, &ThisMachine).unwrap_or_default()))
+                .collect();
+            return set(r, "cannot-run", why.join("; "));
+        }
+    };
+    r.entry = Some(entry.id());
+    r.what = Some(entry.describe());
+    r.transport = Some(if entry.is_remote() { "http" } else { "stdio" }.into());
+    let env = |k: &str| std::env::var(k).ok();
+    let supplied = Supplied { config_env: &[], config_headers: &[], env: &env };
+    let resolved = match resolve(&entry, &supplied, &ThisMachine) {
+        Ok(x) => x,
+        Err(missing) => {
+            let outcome = if missing.iter().any(|m| m.secret) { "needs-secret" } else { "needs-input" };
+            let names: Vec<String> = missing.iter().map(|m| m.supply.last().cloned().unwrap_or_default()).collect();
+            return set(r, outcome, format!("{} value(s) nobody gave: {}", missing.len(), names.join(", ")));
+        }
+    };
+    if let packages::launch::Launch::Stdio { install: what, .. } = &resolved.launch
+        && let Err(e) = install::install(what, cache, &mut |_| {})
+    {
+        r.detail = e.log_tail.clone();
+        return set(r, "install-failed", e.problem);
+    }
+    let image = matches!(entry, packages::Entry::Package(_, p) if p.registry_type == "oci");
+    let sandboxed = netns && !entry.is_remote() && !image;
+    r.sandbox = if entry.is_remote() {
+        "none: a remote is reached over the network".into()
+    } else if image {
+        "none: an OCI container has the network its runtime gives it".into()
+    } else if sandboxed {
+        "network namespace (unshare -rn): no network during the run".into()
+    } else {
+        "none: no network namespace on this machine; the call policy alone".into()
+    };
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => return set(r, "error", format!("cannot find mcpcert's own binary: {e}")),
+    };
+    let mut cmd = if sandboxed {
+        let mut c = Command::new("unshare");
+        c.args(["-rn", "--"]).arg(&exe);
+        c
+    } else {
+        Command::new(&exe)
+    };
+    let out = dir.join("report");
+    cmd.arg("run").arg("--server-json").arg(&sj_path).args(["--pick", &entry.id()]).arg("--cache").arg(cache);
+    cmd.arg("--out").arg(&out).args(["--quiet", "--color", "never"]).args(&a.run_args);
+    let log = std::fs::File::create(dir.join("console.log")).ok();
+    cmd.stdin(Stdio::null());
+    cmd.stdout(log.as_ref().and_then(|f| f.try_clone().ok()).map(Stdio::from).unwrap_or(Stdio::null()));
+    cmd.stderr(log.map(Stdio::from).unwrap_or(Stdio::null()));
+    let (code, hung) = match wait_budget(cmd, a.budget) {
+        Ok(x) => x,
+        Err(e) => return set(r, "error", e),
+    };
+    read_report(&out, r);
+    let problem = r.reason.clone();
+    match (hung, code) {
+        (true, _) => set(r, "hung", format!("the run did not finish within the budget of {} s", a.budget.as_secs())),
+        (false, Some(0)) => set(r, "pass", String::new()),
+        (false, Some(1)) => {
+            let c = r.counts.clone().unwrap_or_default();
+            set(r, "fail", format!("{} failure(s), {} error(s)", c.fail, c.error))
+        }
+        (false, Some(3)) if !entry.is_remote() => set(r, "crashed", problem),
+        (false, Some(3)) => set(r, "unreachable", problem),
+        (false, Some(4)) => set(r, "protected", "the server answers 401 without a token, and the board has none".into()),
+        (false, c) => set(r, "error", format!("mcpcert run ended with {c:?}; see console.log")),
+    }
+}
+
+fn set(r: &mut ServerResult, outcome: &str, reason: String) {
+    r.outcome = outcome.into();
+    r.reason = reason;
+}
+
+/// Runs `cmd`; stops it (SIGTERM, then SIGKILL 10 s later) when the budget
+/// is spent. The exit code, and whether it was stopped.
+fn wait_budget(mut cmd: Command, budget: Duration) -> Result<(Option<i32>, bool), String> {
+    let mut child = cmd.spawn().map_err(|e| format!("cannot start mcpcert run: {e}"))?;
+    let started = Instant::now();
+    let mut termed: Option<Instant> = None;
+    loop {
+        match child.try_wait() {
+            Ok(Some(st)) => return Ok((st.code(), termed.is_some())),
+            Ok(None) => {
+                if termed.is_none() && started.elapsed() > budget {
+                    // SAFETY: kill(2) on the child's own pid.
+                    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+                    termed = Some(Instant::now());
+                } else if termed.is_some_and(|t| t.elapsed() > Duration::from_secs(10)) {
+                    let _ = child.kill();
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+}
+
+/// What the run's report.json says: counts, revisions served, areas, and
+/// the target's problem.
+fn read_report(out: &Path, r: &mut ServerResult) {
+    let Ok(text) = std::fs::read_to_string(out.join("report.json")) else { return };
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else { return };
+    r.report = true;
+    let n = |k: &str| v["summary"][k].as_u64().unwrap_or(0);
+    r.counts = Some(Counts { pass: n("pass"), fail: n("fail"), warn: n("warn"), na: n("n/a"), error: n("error") });
+    r.revisions = v["revisions"]
+        .as_array()
+        .map(|a| a.iter().filter(|x| x["supported"] == true).filter_map(|x| x["revision"].as_str().map(String::from)).collect())
+        .unwrap_or_default();
+    if let Some(p) = v["target_problem"].as_str() {
+        let first = p.lines().next().unwrap_or("");
+        r.reason = first.strip_prefix("the target could not be started or reached: ").unwrap_or(first).chars().take(300).collect();
+        // The server's last stderr lines, when the run quoted them.
+        r.detail = p.lines().skip(1).collect::<Vec<_>>().join("\n");
+    }
+    let mut areas: std::collections::BTreeMap<String, Area> = std::collections::BTreeMap::new();
+    for c in v["cases"].as_array().into_iter().flatten() {
+        let id = c["id"].as_str().unwrap_or("");
+        let area: String = id.split('/').take(2).collect::<Vec<_>>().join("/");
+        let a = areas.entry(area.clone()).or_insert(Area { area, pass: 0, fail: 0, warn: 0, error: 0 });
+        match c["verdict"].as_str().unwrap_or("") {
+            "pass" => a.pass += 1,
+            "fail" => a.fail += 1,
+            "warn" => a.warn += 1,
+            "error" => a.error += 1,
+            _ => {}
+        }
+    }
+    r.areas = areas.into_values().filter(|a| a.pass + a.fail + a.warn + a.error > 0).collect();
+}

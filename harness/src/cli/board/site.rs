@@ -1,0 +1,322 @@
+//! The board's site, written from every `servers/*/result.json`: an index
+//! (one row per server: outcome, counts, revisions served, failing areas;
+//! a filter by outcome and transport and a search, in a few lines of
+//! script, no network), a page per server (its result, areas, history and
+//! badge, a link to its report), an SVG badge per server, `board.json`
+//! (each server as a registry listing entry with the board's own `_meta`
+//! key, for an aggregator to publish), and the history: each night's
+//! outcomes in `history/NIGHT.json`, the index and pages showing what
+//! changed since the night before (regressions and fixes).
+
+use super::{ServerResult, last_result};
+use crate::EXIT_OK;
+use mcpcert::report::console::Console;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The `_meta` key the board's results go under in `board.json`.
+pub const META_KEY: &str = "io.github.mcpcert/conformance";
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;").replace('\'', "&#39;")
+}
+
+/// Better outcomes first: how a change between nights reads.
+fn rank(outcome: &str) -> u8 {
+    match outcome {
+        "pass" => 0,
+        "fail" => 1,
+        "protected" | "needs-secret" | "needs-input" | "cannot-run" => 2,
+        _ => 3,
+    }
+}
+
+fn color(outcome: &str) -> &'static str {
+    match outcome {
+        "pass" => "#2e7d32",
+        "fail" => "#c62828",
+        "protected" | "needs-secret" | "needs-input" | "cannot-run" => "#6d6d6d",
+        _ => "#b26a00",
+    }
+}
+
+/// The badge: "mcpcert | passes", "3 failures", "crashed", ….
+pub fn badge(r: &ServerResult) -> String {
+    let c = r.counts.clone().unwrap_or_default();
+    let value = match r.outcome.as_str() {
+        "pass" if c.warn > 0 => format!("passes ({} warnings)", c.warn),
+        "pass" => "passes".to_string(),
+        "fail" => format!("{} failure{}", c.fail + c.error, if c.fail + c.error == 1 { "" } else { "s" }),
+        o => o.replace('-', " "),
+    };
+    let label = "MCP conformance";
+    let w = |s: &str| 10 + 7 * s.chars().count();
+    let (lw, vw) = (w(label), w(&value));
+    format!(
+        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="20" role="img" aria-label="{label}: {v}"><title>{label}: {v}</title><rect width="{lw}" height="20" fill="#555"/><rect x="{lw}" width="{vw}" height="20" fill="{}"/><g fill="#fff" text-anchor="middle" font-family="Verdana,DejaVu Sans,sans-serif" font-size="11"><text x="{}" y="14">{label}</text><text x="{}" y="14">{v}</text></g></svg>
+"##,
+        lw + vw,
+        color(&r.outcome),
+        lw / 2,
+        lw + vw / 2,
+        v = esc(&value),
+    )
+}
+
+/// Every result in `site/servers`, by name.
+fn results(site: &Path) -> Vec<(String, ServerResult)> {
+    let mut out: Vec<(String, ServerResult)> = std::fs::read_dir(site.join("servers"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| last_result(&e.path()).map(|r| (e.file_name().to_string_lossy().to_string(), r)))
+        .collect();
+    out.sort_by(|a, b| a.1.name.cmp(&b.1.name));
+    out
+}
+
+/// One night of history: name → (version, outcome, fail count).
+type Night = BTreeMap<String, (String, String, u64)>;
+
+fn night_of(rs: &[(String, ServerResult)]) -> Night {
+    rs.iter()
+        .map(|(_, r)| (r.name.clone(), (r.version.clone(), r.outcome.clone(), r.counts.as_ref().map_or(0, |c| c.fail + c.error))))
+        .collect()
+}
+
+fn read_history(site: &Path) -> Vec<(String, Night)> {
+    let mut nights: Vec<(String, Night)> = std::fs::read_dir(site.join("history"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().strip_suffix(".json")?.to_string();
+            let v: Value = serde_json::from_str(&std::fs::read_to_string(e.path()).ok()?).ok()?;
+            let n: Night = v["servers"]
+                .as_object()?
+                .iter()
+                .map(|(k, s)| {
+                    let f = |x: &str| s[x].as_str().unwrap_or("").to_string();
+                    (k.clone(), (f("version"), f("outcome"), s["failures"].as_u64().unwrap_or(0)))
+                })
+                .collect();
+            Some((name, n))
+        })
+        .collect();
+    nights.sort_by(|a, b| a.0.cmp(&b.0));
+    nights
+}
+
+/// A change between two nights, in words; None when nothing changed.
+fn change(old: Option<&(String, String, u64)>, new: &(String, String, u64)) -> Option<(bool, String)> {
+    let Some(old) = old else { return Some((false, format!("new on the board: {}", new.1))) };
+    let verb = if rank(&new.1) > rank(&old.1) || (new.1 == old.1 && new.2 > old.2) {
+        true
+    } else if rank(&new.1) < rank(&old.1) || new.2 < old.2 {
+        false
+    } else {
+        return None;
+    };
+    let version = if old.0 != new.0 { format!(" (version {} → {})", old.0, new.0) } else { String::new() };
+    Some((verb, format!("{} → {}{}, failures {} → {}", old.1, new.1, version, old.2, new.2)))
+}
+
+/// Write the site. `night`: the label of this night's history entry
+/// (default: the UTC time); `keep_history`: record it (not for a shard).
+pub fn write(site: &Path, night: Option<&str>, keep_history: bool, digest: &str, problems: &[String], console: &mut Console) -> u8 {
+    let rs = results(site);
+    let mut nights = read_history(site);
+    let this = night.map(String::from).unwrap_or_else(|| mcpcert::certify::certificate::rfc3339(super::now_ms() as u128).replace(':', ""));
+    let now = night_of(&rs);
+    nights.retain(|(n, _)| *n != this);
+    let before = nights.last().map(|(_, n)| n.clone());
+    if keep_history {
+        let _ = std::fs::create_dir_all(site.join("history"));
+        let servers: serde_json::Map<String, Value> =
+            now.iter().map(|(k, (v, o, f))| (k.clone(), json!({"version": v, "outcome": o, "failures": f}))).collect();
+        let _ = std::fs::write(site.join(format!("history/{this}.json")), json!({ "night": this, "servers": servers }).to_string());
+        nights.push((this.clone(), now.clone()));
+    }
+    let changes: Vec<(String, bool, String)> = match &before {
+        Some(b) => now.iter().filter_map(|(k, n)| change(b.get(k), n).map(|(worse, t)| (k.clone(), worse, t))).collect(),
+        None => Vec::new(),
+    };
+    for (slug, r) in &rs {
+        let dir = site.join("servers").join(slug);
+        let _ = std::fs::write(dir.join("badge.svg"), badge(r));
+        let _ = std::fs::write(dir.join("index.html"), server_page(r, &nights));
+    }
+    let entries: Vec<Value> = rs
+        .iter()
+        .map(|(slug, r)| {
+            json!({
+                "server": { "name": r.name, "version": r.version },
+                "_meta": { META_KEY: {
+                    "outcome": r.outcome, "reason": r.reason, "counts": r.counts, "revisions": r.revisions,
+                    "entry": r.what, "transport": r.transport, "sandbox": r.sandbox,
+                    "checkedAt": mcpcert::certify::certificate::rfc3339(r.checked_at_ms as u128),
+                    "suiteDigest": r.suite_digest, "mcpcertVersion": r.mcpcert_version,
+                    "page": format!("servers/{slug}/index.html"), "badge": format!("servers/{slug}/badge.svg"),
+                    "report": r.report.then(|| format!("servers/{slug}/report/report.html")),
+                }}
+            })
+        })
+        .collect();
+    let board = json!({
+        "format": "mcpcert-board", "format_version": 1, "night": this, "suite_digest": digest,
+        "mcpcert_version": env!("CARGO_PKG_VERSION"), "servers": entries, "snapshot_problems": problems,
+        "changes": changes.iter().map(|(n, worse, t)| json!({"name": n, "regression": worse, "change": t})).collect::<Vec<_>>(),
+    });
+    if let Err(e) = std::fs::write(site.join("board.json"), serde_json::to_string_pretty(&board).unwrap_or_default() + "\n") {
+        console.line(format!("error: cannot write {}: {e}", site.join("board.json").display()));
+        return crate::EXIT_FAILED;
+    }
+    let _ = std::fs::write(site.join("index.html"), index(&rs, &this, digest, &changes, problems));
+    let mut by: BTreeMap<&str, usize> = BTreeMap::new();
+    for (_, r) in &rs {
+        *by.entry(r.outcome.as_str()).or_default() += 1;
+    }
+    console.line(format!(
+        "board: {} server(s) — {}; site: {}",
+        rs.len(),
+        by.iter().map(|(k, v)| format!("{v} {k}")).collect::<Vec<_>>().join(", "),
+        site.join("index.html").display()
+    ));
+    EXIT_OK
+}
+
+const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}table{border-collapse:collapse}td,th{padding:3px 8px;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}.o{color:#fff;padding:1px 6px;border-radius:3px;white-space:nowrap}.small{color:#666;font-size:12px}input,select{margin-right:1em}";
+
+fn outcome_cell(o: &str) -> String {
+    format!("<span class=\"o\" style=\"background:{}\">{}</span>", color(o), esc(o))
+}
+
+fn index(rs: &[(String, ServerResult)], night: &str, digest: &str, changes: &[(String, bool, String)], problems: &[String]) -> String {
+    let mut h = format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>MCP conformance board</title><style>{STYLE}</style></head><body>\n<h1>MCP conformance board</h1>\n<p class=\"small\">night {} · {} servers · mcpcert {} · suites <code>{}</code> · each server run by <code>mcpcert run --server-json</code>; <a href=\"board.json\">board.json</a></p>\n",
+        esc(night),
+        rs.len(),
+        env!("CARGO_PKG_VERSION"),
+        esc(digest)
+    );
+    if !changes.is_empty() {
+        h.push_str("<h2>Since the night before</h2><ul id=\"changes\">");
+        for (name, worse, t) in changes {
+            h.push_str(&format!("<li>{} <b>{}</b>: {}</li>", if *worse { "regression" } else { "change" }, esc(name), esc(t)));
+        }
+        h.push_str("</ul>\n");
+    }
+    if !problems.is_empty() {
+        h.push_str("<h2>Snapshot entries not read</h2><ul>");
+        for p in problems {
+            h.push_str(&format!("<li>{}</li>", esc(p)));
+        }
+        h.push_str("</ul>\n");
+    }
+    let mut outcomes: Vec<&str> = rs.iter().map(|(_, r)| r.outcome.as_str()).collect();
+    outcomes.sort_by_key(|o| (rank(o), o.to_string()));
+    outcomes.dedup();
+    h.push_str("<p><input id=\"q\" type=\"search\" placeholder=\"search servers\"><select id=\"outcome\"><option value=\"\">every outcome</option>");
+    for o in outcomes {
+        h.push_str(&format!("<option>{}</option>", esc(o)));
+    }
+    h.push_str("</select><select id=\"transport\"><option value=\"\">every transport</option><option>stdio</option><option>http</option></select> <span id=\"shown\"></span></p>\n");
+    h.push_str("<table id=\"servers\"><thead><tr><th>server</th><th>version</th><th>outcome</th><th>pass</th><th>fail</th><th>warn</th><th>error</th><th>revisions served</th><th>areas failing</th><th>entry</th><th>badge</th></tr></thead><tbody>\n");
+    for (slug, r) in rs {
+        let c = r.counts.clone().unwrap_or_default();
+        let failing: Vec<String> = r.areas.iter().filter(|a| a.fail + a.error > 0).map(|a| esc(&a.area)).collect();
+        h.push_str(&format!(
+            "<tr data-outcome=\"{}\" data-transport=\"{}\" data-text=\"{}\"><td><a href=\"servers/{slug}/index.html\">{}</a><div class=\"small\">{}</div></td><td>{}</td><td>{}<div class=\"small\">{}</div></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"small\">{}</td><td><img alt=\"badge\" src=\"servers/{slug}/badge.svg\"></td></tr>\n",
+            esc(&r.outcome),
+            esc(r.transport.as_deref().unwrap_or("")),
+            esc(&format!("{} {} {}", r.name, r.title.clone().unwrap_or_default(), r.description).to_lowercase()),
+            esc(&r.name),
+            esc(&r.description),
+            esc(&r.version),
+            outcome_cell(&r.outcome),
+            esc(&r.reason),
+            c.pass,
+            c.fail,
+            c.warn,
+            c.error,
+            esc(&r.revisions.join(", ")),
+            failing.join(", "),
+            esc(r.what.as_deref().unwrap_or("")),
+        ));
+    }
+    h.push_str("</tbody></table>\n<script>\n(function(){var q=document.getElementById('q'),o=document.getElementById('outcome'),t=document.getElementById('transport'),s=document.getElementById('shown');\nfunction f(){var n=0,rows=document.querySelectorAll('#servers tbody tr');rows.forEach(function(r){var ok=(!o.value||r.dataset.outcome===o.value)&&(!t.value||r.dataset.transport===t.value)&&(!q.value||r.dataset.text.indexOf(q.value.toLowerCase())>=0);r.style.display=ok?'':'none';if(ok)n++;});s.textContent=n+' of '+rows.length+' shown';}\n[q,o,t].forEach(function(e){e.addEventListener('input',f);});f();})();\n</script>\n</body></html>\n");
+    h
+}
+
+fn server_page(r: &ServerResult, nights: &[(String, Night)]) -> String {
+    let c = r.counts.clone().unwrap_or_default();
+    let mut h = format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{} — MCP conformance</title><style>{STYLE}</style></head><body>\n<p><a href=\"../../index.html\">← the board</a></p>\n<h1>{}</h1><p>{}</p>\n<p><img alt=\"badge\" src=\"badge.svg\"> {}</p>\n<table>",
+        esc(&r.name),
+        esc(&r.name),
+        esc(&r.description),
+        outcome_cell(&r.outcome)
+    );
+    let checked = mcpcert::certify::certificate::rfc3339(r.checked_at_ms as u128);
+    let rows = [
+        ("version", esc(&r.version)),
+        ("outcome", format!("{} {}", esc(&r.outcome), esc(&r.reason))),
+        ("entry run", esc(&format!("{} {}", r.entry.clone().unwrap_or_default(), r.what.clone().unwrap_or_default()))),
+        ("transport", esc(r.transport.as_deref().unwrap_or("—"))),
+        ("sandbox", esc(&r.sandbox)),
+        ("revisions served", esc(&r.revisions.join(", "))),
+        ("verdicts", format!("{} pass, {} fail, {} warn, {} n/a, {} error", c.pass, c.fail, c.warn, c.na, c.error)),
+        (
+            "checked",
+            format!(
+                "{} ({:.1} s) by mcpcert {}, suites <code>{}</code>",
+                esc(&checked),
+                r.duration_ms as f64 / 1000.0,
+                esc(&r.mcpcert_version),
+                esc(&r.suite_digest)
+            ),
+        ),
+        (
+            "report",
+            if r.report {
+                "<a href=\"report/report.html\">report.html</a> · <a href=\"report/report.json\">report.json</a> · <a href=\"report/junit.xml\">junit.xml</a>".into()
+            } else {
+                "none: the run did not start".into()
+            },
+        ),
+        ("server.json", "<a href=\"server.json\">as the snapshot has it</a>".into()),
+    ];
+    for (k, v) in rows {
+        h.push_str(&format!("<tr><th>{k}</th><td>{v}</td></tr>"));
+    }
+    h.push_str("</table>\n");
+    if !r.detail.is_empty() {
+        h.push_str(&format!("<h2>Detail</h2><pre>{}</pre>\n", esc(&r.detail)));
+    }
+    if !r.areas.is_empty() {
+        h.push_str("<h2>Areas</h2><table><tr><th>area</th><th>pass</th><th>fail</th><th>warn</th><th>error</th></tr>");
+        for a in &r.areas {
+            h.push_str(&format!(
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&a.area),
+                a.pass,
+                a.fail,
+                a.warn,
+                a.error
+            ));
+        }
+        h.push_str("</table>\n");
+    }
+    h.push_str("<h2>History</h2><table id=\"history\"><tr><th>night</th><th>version</th><th>outcome</th><th>failures</th></tr>");
+    for (n, night) in nights.iter().rev() {
+        if let Some((v, o, f)) = night.get(&r.name) {
+            h.push_str(&format!("<tr><td>{}</td><td>{}</td><td>{}</td><td>{f}</td></tr>", esc(n), esc(v), outcome_cell(o)));
+        }
+    }
+    h.push_str(&format!(
+        "</table>\n<h2>Badge</h2><pre>![MCP conformance]({}/badge.svg)</pre>\n</body></html>\n",
+        esc(&format!("servers/{}", mcpcert::packages::snapshot::slug(&r.name)))
+    ));
+    h
+}
