@@ -172,7 +172,7 @@ fn a_snapshot_becomes_a_site_with_each_outcome_said() {
         result("bundle-only")["reason"],
         "package:1 (mcpb https://example.invalid/x.mcpb@2.0.0 over stdio): an MCPB bundle: mcpcert does not start those yet"
     );
-    assert!(result("secret-server")["reason"].as_str().unwrap().contains("MCPCERT_INPUT_SECRET_SERVER_KEY"));
+    assert!(result("secret-server")["reason"].as_str().unwrap().contains("SECRET_SERVER_KEY or MCPCERT_INPUT_SECRET_SERVER_KEY"));
     let crashed = result("crashing-server");
     assert!(crashed["reason"].as_str().unwrap().contains("process exited: exit status: 1"), "{crashed}");
     assert!(crashed["detail"].as_str().unwrap().contains("cannot start: missing config"), "{crashed}");

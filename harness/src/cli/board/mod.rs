@@ -51,8 +51,8 @@ pub struct ServerResult {
     pub title: Option<String>,
     #[serde(default)]
     pub description: String,
-    /// pass, fail, unreachable, crashed, protected, hung, needs-secret,
-    /// cannot-run, install-failed, invalid, error.
+    /// pass, fail, crashed, no-answer, unreachable, protected, hung,
+    /// needs-secret, needs-input, cannot-run, install-failed, invalid, error.
     pub outcome: String,
     /// One line: why (for every outcome but pass).
     pub reason: String,
@@ -303,7 +303,7 @@ fn judge(l: &Listed, dir: &Path, cache: &Path, a: &BoardArgs, netns: bool, r: &m
         Ok(x) => x,
         Err(missing) => {
             let outcome = if missing.iter().any(|m| m.secret) { "needs-secret" } else { "needs-input" };
-            let names: Vec<String> = missing.iter().map(|m| m.supply.last().cloned().unwrap_or_default()).collect();
+            let names: Vec<String> = missing.iter().map(|m| m.supply.join(" or ")).collect();
             return set(r, outcome, format!("{} value(s) nobody gave: {}", missing.len(), names.join(", ")));
         }
     };
@@ -355,10 +355,22 @@ fn judge(l: &Listed, dir: &Path, cache: &Path, a: &BoardArgs, netns: bool, r: &m
             let c = r.counts.clone().unwrap_or_default();
             set(r, "fail", format!("{} failure(s), {} error(s)", c.fail, c.error))
         }
-        (false, Some(3)) if !entry.is_remote() => set(r, "crashed", problem),
+        // A package that exited before it answered; one that never
+        // answered within the start-up timeout; anything else.
+        (false, Some(3))
+            if !entry.is_remote() && ["process exited", "closed stdout", "stdin failed"].iter().any(|w| problem.contains(w)) =>
+        {
+            set(r, "crashed", problem)
+        }
+        (false, Some(3)) if !entry.is_remote() && problem.contains("timeout") => set(r, "no-answer", problem),
         (false, Some(3)) => set(r, "unreachable", problem),
         (false, Some(4)) => set(r, "protected", "the server answers 401 without a token, and the board has none".into()),
         (false, c) => set(r, "error", format!("mcpcert run ended with {c:?}; see console.log")),
+    }
+    // A run that never reached the server judged no area: its cases are
+    // errors saying so, which the areas would only repeat.
+    if !matches!(r.outcome.as_str(), "pass" | "fail") {
+        r.areas.clear();
     }
 }
 

@@ -224,8 +224,17 @@ fn index(rs: &[(String, ServerResult)], night: &str, digest: &str, changes: &[(S
     h.push_str("</select><select id=\"transport\"><option value=\"\">every transport</option><option>stdio</option><option>http</option></select> <span id=\"shown\"></span></p>\n");
     h.push_str("<table id=\"servers\"><thead><tr><th>server</th><th>version</th><th>outcome</th><th>pass</th><th>fail</th><th>warn</th><th>error</th><th>revisions served</th><th>areas failing</th><th>entry</th><th>badge</th></tr></thead><tbody>\n");
     for (slug, r) in rs {
+        // Counts only where the run reached the server: a run that could
+        // not start has every case an error saying so.
+        let judged = matches!(r.outcome.as_str(), "pass" | "fail");
+        let n = |x: u64| if judged { x.to_string() } else { String::new() };
         let c = r.counts.clone().unwrap_or_default();
-        let failing: Vec<String> = r.areas.iter().filter(|a| a.fail + a.error > 0).map(|a| esc(&a.area)).collect();
+        let mut failing: Vec<String> = r.areas.iter().filter(|a| a.fail + a.error > 0).map(|a| esc(&a.area)).collect();
+        if failing.len() > 6 {
+            let more = failing.len() - 5;
+            failing.truncate(5);
+            failing.push(format!("and {more} more"));
+        }
         h.push_str(&format!(
             "<tr data-outcome=\"{}\" data-transport=\"{}\" data-text=\"{}\"><td><a href=\"servers/{slug}/index.html\">{}</a><div class=\"small\">{}</div></td><td>{}</td><td>{}<div class=\"small\">{}</div></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"small\">{}</td><td><img alt=\"badge\" src=\"servers/{slug}/badge.svg\"></td></tr>\n",
             esc(&r.outcome),
@@ -236,10 +245,10 @@ fn index(rs: &[(String, ServerResult)], night: &str, digest: &str, changes: &[(S
             esc(&r.version),
             outcome_cell(&r.outcome),
             esc(&r.reason),
-            c.pass,
-            c.fail,
-            c.warn,
-            c.error,
+            n(c.pass),
+            n(c.fail),
+            n(c.warn),
+            n(c.error),
             esc(&r.revisions.join(", ")),
             failing.join(", "),
             esc(r.what.as_deref().unwrap_or("")),

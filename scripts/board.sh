@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# A conformance board over a fixture snapshot of real registry servers
+# (fixtures/board/snapshot.json: npm and PyPI packages pinned, of several SDK
+# generations; some need a secret, one version does not exist, one ships only
+# an MCPB bundle; two remotes, mcpcert's reference server started here on
+# loopback, one of them protected by OAuth), over two nights:
+#   night 1: every server installed into $MCPCERT_INTEROP_DIR/board-cache
+#            and run (`mcpcert board`, -j 2), in a network namespace where
+#            the machine allows one;
+#   night 2: the snapshot again with one change (the reference remote's next
+#            version, which breaks a MUST): only that server runs again;
+# then the same first night in 3 shards, merged, must give night 1's
+# board.json; the site is checked in headless chromium
+# (fixtures/html/board-check.mjs: index, filters, search, badges, the
+# regression, a server's page and its report) and each server's outcome
+# against fixtures/board/expected.txt (MCPCERT_UPDATE_EXPECTED=1 rewrites
+# it). Reports: reports/board/ (site/, the shards, logs, a screenshot).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+. scripts/lib/interop-env.sh
+chromium=${CHROMIUM:-$(command -v chromium || true)}
+if [ -z "$chromium" ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    (DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null ||
+      { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null; }) ||
+      die "apt-get install chromium failed"
+    chromium=$(command -v chromium) || die "chromium is not on PATH after the install"
+  else
+    die "no chromium: install Debian's chromium package, or set CHROMIUM to a Chromium binary"
+  fi
+fi
+export CHROMIUM=$chromium
+npm_ci fixtures/html "$dir/html"
+cp fixtures/html/board-check.mjs "$dir/html/"
+cargo build -q --workspace || die "building mcpcert failed"
+m=$(cd "$target/debug" && pwd)/mcpcert
+ref=$(cd "$target/debug" && pwd)/mcpcert-refserver
+out=reports/board
+rm -rf "$out"
+mkdir -p "$out/work/files"
+status=0
+say() { printf '%s\n' "$*"; }
+pids=""
+trap 'for p in $pids; do kill -- -$p 2>/dev/null; done' EXIT
+# start_ref NAME ARGS…: the reference server on a free port; sets $url.
+start_ref() {
+  local name=$1 port
+  shift
+  port=$(free_port)
+  setsid "$ref" --http "$port" "$@" >"$out/$name.log" 2>&1 &
+  pids="$pids $!"
+  for _ in $(seq 1 50); do grep -q listening "$out/$name.log" && break; sleep 0.1; done
+  url=http://127.0.0.1:$port/mcp
+}
+start_ref ref-1 --era dual
+ref_url=$url
+start_ref ref-2 --era dual --fault discover-no-ttl
+ref_url_2=$url
+"$m" auth-setup --port "$(free_port)" --key-file "$out/work/issuer-keys.json" --out "$out/work/issuer.json" >/dev/null || die "auth-setup failed"
+start_ref auth --era dual --auth "$out/work/issuer.json"
+auth_url=$url
+# snapshot NIGHT VERSION URL: the fixture with the reference remote's
+# version and URL, as one listing page.
+snapshot() {
+  mkdir -p "$out/snapshot-$1"
+  sed -e "s|@REF_VERSION@|$2|" -e "s|@REF_URL@|$3|" -e "s|@AUTH_URL@|$auth_url|" fixtures/board/snapshot.json >"$out/snapshot-$1/page-0001.json"
+}
+snapshot 1 1.0.0 "$ref_url"
+snapshot 2 1.0.1 "$ref_url_2"
+# The values some servers need, as an operator gives them: a directory for
+# the filesystem servers, a repository for git, a database file for sqlite.
+export MCPCERT_INPUT_ALLOWED_DIRECTORY=$(pwd)/$out/work/files
+git init -q "$out/work/repo" && git -C "$out/work/repo" -c user.name=t -c user.email=t@mcpcert.invalid commit -q --allow-empty -m init
+export MCPCERT_INPUT_REPOSITORY=$(pwd)/$out/work/repo
+export MCPCERT_INPUT_DB_PATH=$(pwd)/$out/work/db.sqlite
+# Installs resolve dependencies as of a fixed day (npm's `before`), and the
+# Python ones the interop pins have at those versions (a pip constraint), so
+# that an outcome changes only when this fixture does.
+export npm_config_before=2026-12-01T00:00:00.000Z
+grep -v '^mcp-server-' fixtures/interop/requirements.txt >"$out/work/constraints.txt"
+export PIP_CONSTRAINT=$(pwd)/$out/work/constraints.txt
+cache=$dir/board-cache
+board() { "$m" board --cache "$cache" -j 2 --budget-s 90 "$@"; }
+
+started=$SECONDS
+board "$out/snapshot-1" --out "$out/site" --night night-1 >"$out/night-1.log" 2>&1 || { cat "$out/night-1.log"; die "night 1 failed"; }
+say "board: night 1 in $((SECONDS - started)) s"
+cp "$out/site/board.json" "$out/night-1.json"
+started=$SECONDS
+board "$out/snapshot-2" --out "$out/site" --night night-2 >"$out/night-2.log" 2>&1 || { cat "$out/night-2.log"; die "night 2 failed"; }
+say "board: night 2 in $((SECONDS - started)) s"
+ran=$(grep -c '^\[' "$out/night-2.log")
+unchanged=$(grep -c 'unchanged: not run again' "$out/night-2.log")
+if [ "$((ran - unchanged))" != 1 ]; then say "board: night 2 ran $((ran - unchanged)) servers again, not 1"; status=1; fi
+
+# The first night in three shards, merged: the same board.json.
+for k in 1 2 3; do
+  board "$out/snapshot-1" --out "$out/part$k" --night night-1 --shard "$k/3" >"$out/part$k.log" 2>&1 || { cat "$out/part$k.log"; status=1; }
+done
+"$m" board --merge "$out/part1" "$out/part2" "$out/part3" --out "$out/merged" --night night-1 >"$out/merge.log" 2>&1 || { cat "$out/merge.log"; status=1; }
+python3 - "$out/night-1.json" "$out/merged/board.json" <<'PY' || status=1
+import json, sys
+KEY = "io.github.mcpcert/conformance"
+def stable(p):
+    b = json.load(open(p))
+    out = {}
+    for s in b["servers"]:
+        m = dict(s["_meta"][KEY])
+        m.pop("checkedAt")
+        if m["outcome"] in ("crashed", "hung"):  # the wording of a crash is a race
+            m.pop("reason")
+        out[s["server"]["name"]] = m
+    return out
+a, b = stable(sys.argv[1]), stable(sys.argv[2])
+bad = [n for n in sorted(set(a) | set(b)) if a.get(n) != b.get(n)]
+for n in bad:
+    print(f"  {n}: one run {a.get(n)}\n    shards merged {b.get(n)}")
+print(f"board: 3 shards merged against one run: {len(a)} servers, {len(bad)} differ")
+sys.exit(1 if bad else 0)
+PY
+
+# Each server's outcome against the expected ones.
+python3 -c '
+import json, sys
+b = json.load(open(sys.argv[1]))
+for s in b["servers"]:
+    print(s["_meta"]["io.github.mcpcert/conformance"]["outcome"], s["server"]["name"])
+' "$out/site/board.json" >"$out/outcomes.txt"
+if [ -n "${MCPCERT_UPDATE_EXPECTED:-}" ]; then
+  { echo "# expected outcomes of scripts/board.sh's second night (MCPCERT_UPDATE_EXPECTED=1 rewrites it)"; cat "$out/outcomes.txt"; } >fixtures/board/expected.txt
+fi
+if diff <(grep -v '^#' fixtures/board/expected.txt) "$out/outcomes.txt" >"$out/outcomes.diff"; then
+  say "board: $(wc -l <"$out/outcomes.txt") outcomes as expected"
+else
+  say "board: outcomes differ from fixtures/board/expected.txt:"; sed 's/^/  /' "$out/outcomes.diff"; status=1
+fi
+node "$dir/html/board-check.mjs" "$out/site" io.github.mcpcert-fixture/reference-remote "$out/board.png" || status=1
+exit $status
