@@ -8,7 +8,13 @@ The snippets are the fenced YAML blocks of README.md and docs/ci.md marked
   one run against a server);
 - github-nightly and gitlab-nightly: the sharded nightly interop workflows
   of docs/ci.md (three shards, a merge, `mcpcert diff` against the
-  previous night).
+  previous night);
+- github-board and gitlab-board: the nightly board workflows of
+  docs/board.md (three `board --shard` jobs starting from last night's
+  site, a merge into the site): a first night of three loopback remotes,
+  then a second in which one of them (the first shard's) has a new, broken
+  version: only it runs again, and the site names its regression (the
+  other shards' copies of last night's result do not win the merge).
 
 The release binary comes from a release folder built here
 (scripts/release-build.sh, served as a file:// URL); the servers are the
@@ -197,7 +203,110 @@ def run(work):
             if night == 2 and (code == 0 or not re.search(r"diff: [1-9]\d* regressions", out) or not re.search(r"^\s+modern\s+\S+: pass → FAIL", out, re.M)):
                 fail(f"{flavour} night 2: the merge job must fail on the regression of `modern` ({code}):\n{out}")
             previous = os.path.join(d, "matrix")
-    print("ci-snippets-check: the README's GitLab job and the GitHub and GitLab nightly workflows (3 shards, merge, diff: a clean first night, a regression caught on the second) run as their pages say")
+    board_snippets(work, ref, with_release)
+    print("ci-snippets-check: the README's GitLab job, the GitHub and GitLab nightly workflows (3 shards, merge, diff: a clean first night, a regression caught on the second) and the board workflows (3 shards, the site: a first night, then one server run again and its regression named) run as their pages say")
+
+
+def start_ref(ref, work, name, *args):
+    """The reference server over HTTP on a free port of 127.0.0.1; its URL."""
+    import socket
+    import time
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    log = open(os.path.join(work, f"{name}.log"), "w")
+    p = subprocess.Popen([ref, "--http", str(port), *args], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    for _ in range(100):
+        if "listening" in open(os.path.join(work, f"{name}.log")).read():
+            break
+        time.sleep(0.05)
+    return p, f"http://127.0.0.1:{port}/mcp"
+
+
+def board_snippets(work, ref, with_release):
+    import json
+    import time
+    gh_env, gh = github_jobs(snippet("docs/board.md", "github-board"))
+    if set(gh) != {"shard", "site"}:
+        fail(f"the GitHub board workflow has jobs {sorted(gh)}, not shard and site")
+    gl = gitlab_jobs(snippet("docs/board.md", "gitlab-board"))
+    for j in ("board-shard", "pages"):
+        if j not in gl:
+            fail(f"the GitLab board workflow has no {j} job")
+    procs = []
+    try:
+        urls = {}
+        for name, args in (("alpha", ["--era", "dual"]), ("alpha-next", ["--era", "dual", "--fault", "discover-no-ttl"]), ("beta", ["--era", "modern"]), ("gamma", ["--era", "dual"])):
+            p, urls[name] = start_ref(ref, work, "board-" + name, *args)
+            procs.append(p)
+
+        def snapshot(d, night):
+            os.makedirs(os.path.join(d, "snapshot"))
+            for name in ("alpha", "beta", "gamma"):
+                version, url = "1.0.0", urls[name]
+                # Its next version breaks a MUST. It is the first shard's:
+                # the other shards carry last night's result of it, which
+                # the merge must not take over the new one.
+                if name == "alpha" and night == 2:
+                    version, url = "1.1.0", urls["alpha-next"]
+                sj = {"name": f"io.github.mcpcert-check/{name}", "description": f"{name}, a loopback remote", "version": version,
+                      "remotes": [{"type": "streamable-http", "url": url}]}
+                json.dump(sj, open(os.path.join(d, "snapshot", f"{name}.json"), "w"))
+
+        for flavour in ("github", "gitlab"):
+            previous = None
+            for night in (1, 2):
+                parts, logs = [], ""
+                for k in (1, 2, 3):
+                    d = os.path.join(work, "board-" + flavour, f"night{night}", f"shard{k}")
+                    os.makedirs(d)
+                    snapshot(d, night)
+                    if flavour == "github":
+                        if previous:  # the previous site's artifact, downloaded into the part
+                            shutil.copytree(previous, os.path.join(d, f"part-{k}"))
+                        code, out = github_steps(gh["shard"], d, with_release(gh_env), {"matrix.shard": str(k)})
+                    else:
+                        if previous:  # the previous pages artifact, as the before_script unzips it
+                            shutil.copytree(previous, os.path.join(d, "previous", "public"))
+                        job = gl["board-shard"]
+                        code, out = sh("\n".join(job["before_script"] + job["script"]), d, with_release(dict(job["variables"], SHARD=str(k))), "shard")
+                    if code != 0:
+                        fail(f"{flavour} board night {night} shard {k} failed ({code}):\n{out}")
+                    part = os.path.join(d, f"part-{k}")
+                    if not os.path.exists(os.path.join(part, "board.json")):
+                        fail(f"{flavour} board night {night} shard {k} left no part-{k}/board.json:\n{out}")
+                    parts.append(part)
+                    logs += out
+                d = os.path.join(work, "board-" + flavour, f"night{night}", "site")
+                os.makedirs(d)
+                site = os.path.join(d, "site" if flavour == "github" else "public")
+                if previous:
+                    shutil.copytree(previous, site if flavour == "github" else os.path.join(d, "previous", "public"))
+                for p in parts:  # what the artifact steps carry between the jobs
+                    shutil.copytree(p, os.path.join(d, os.path.basename(p)))
+                if flavour == "github":
+                    code, out = github_steps(gh["site"], d, with_release(gh_env), {})
+                else:
+                    job = gl["pages"]
+                    code, out = sh("\n".join(job["before_script"] + job["script"]), d, with_release(job["variables"]), "pages")
+                if code != 0 or not os.path.exists(os.path.join(site, "index.html")):
+                    fail(f"{flavour} board night {night}: the site job failed or wrote no index.html ({code}):\n{out}")
+                board = json.load(open(os.path.join(site, "board.json")))
+                got = {s["server"]["name"].split("/")[1]: s["_meta"]["io.github.mcpcert/conformance"]["outcome"] for s in board["servers"]}
+                ran = logs.count("] io.github.mcpcert-check/")
+                unchanged = logs.count("unchanged: not run again")
+                if night == 1 and (got != {"alpha": "pass", "beta": "pass", "gamma": "pass"} or board["changes"] or ran - unchanged != 3):
+                    fail(f"{flavour} board night 1: every server should run and pass, with no change: {got}, {board['changes']}, {ran - unchanged} run\n{logs}")
+                if night == 2:
+                    changes = [(c["name"], c["regression"]) for c in board["changes"]]
+                    if got.get("alpha") != "fail" or changes != [("io.github.mcpcert-check/alpha", True)] or ran - unchanged != 1:
+                        fail(f"{flavour} board night 2: only alpha should run again, fail, and be named a regression: {got}, {changes}, {ran - unchanged} run\n{logs}")
+                previous = site
+                time.sleep(1.1)  # the nights are labelled by the second
+    finally:
+        for p in procs:
+            p.kill()
 
 
 def github_steps(runs, cwd, env, subst):

@@ -200,9 +200,16 @@ fn netns() -> Option<()> {
     ok.then_some(())
 }
 
+/// Each server folder of `from` into `to`, unless `to` holds a newer
+/// result of that server (shards that started from last night's site all
+/// carry its results; the one that ran a server again has the newest).
 fn copy_servers(from: &Path, to: &Path) -> std::io::Result<()> {
     for e in std::fs::read_dir(from)?.flatten() {
         let dst = to.join(e.file_name());
+        let when = |d: &Path| last_result(d).map_or(0, |r| r.checked_at_ms);
+        if dst.exists() && when(&dst) >= when(&e.path()) {
+            continue;
+        }
         let _ = std::fs::remove_dir_all(&dst);
         copy_dir(&e.path(), &dst)?;
     }
