@@ -168,8 +168,9 @@ enum Cmd {
         /// Do not run servers in a network namespace of their own.
         #[arg(long)]
         no_sandbox: bool,
-        /// Read the snapshot from a registry's API (GET URL/v0.1/servers,
-        /// page after page), saved under OUT/snapshot/ first.
+        /// Read the snapshot from a registry's API (GET
+        /// URL/v0.1/servers?version=latest, page after page), saved under
+        /// OUT/snapshot/ first.
         #[arg(long, value_name = "URL")]
         registry: Option<String>,
         /// With --registry: only servers updated since this time (RFC 3339).

@@ -65,7 +65,11 @@ fn setup(name: &str) -> Board {
     fake_npm(&cache, "faulty-server", "1.0.0", &format!("exec {refsrv} --era modern"));
     // Its next version breaks a MUST of lifecycle/.
     fake_npm(&cache, "faulty-server", "1.0.1", &format!("exec {refsrv} --era modern --fault extension-id-unprefixed"));
+    // The next one fixes it again.
+    fake_npm(&cache, "faulty-server", "1.0.2", &format!("exec {refsrv} --era modern"));
     fake_npm(&cache, "crashing-server", "1.0.0", "echo 'cannot start: missing config' >&2; exit 1");
+    // It is given a secret, and prints it as it crashes.
+    fake_npm(&cache, "leaky-server", "1.0.0", "echo \"cannot start with token $LEAKY_TOKEN\" >&2; echo \"token $LEAKY_TOKEN\"; exit 1");
     fake_npm(&cache, "hanging-server", "1.0.0", "exec sleep 600");
     let b = Board { dir, cache, http, listener };
     snapshot(&b, "1.0.0");
@@ -79,6 +83,7 @@ fn snapshot(b: &Board, faulty_version: &str) {
         npm_entry("reaching-server", "1.0.0", json!({})),
         npm_entry("faulty-server", faulty_version, json!({})),
         npm_entry("crashing-server", "1.0.0", json!({})),
+        npm_entry("leaky-server", "1.0.0", json!({"environmentVariables": [{"name": "LEAKY_TOKEN", "isRequired": true, "isSecret": true}]})),
         npm_entry("hanging-server", "1.0.0", json!({})),
         npm_entry("secret-server", "1.0.0", json!({"environmentVariables": [{"name": "SECRET_SERVER_KEY", "isRequired": true, "isSecret": true}]})),
         npm_entry("uninstallable-server", "1.0.0", json!({"registryBaseUrl": "http://127.0.0.1:9"})),
@@ -86,8 +91,25 @@ fn snapshot(b: &Board, faulty_version: &str) {
                     "packages": [{"registryType": "mcpb", "identifier": "https://example.invalid/x.mcpb", "version": "2.0.0", "fileSha256": "00", "transport": {"type": "stdio"}}]}},
         {"server": {"name": "io.github.test/remote-server", "description": "a remote", "version": "3.0.0",
                     "remotes": [{"type": "streamable-http", "url": b.http.url}]}},
-    ], "metadata": {"count": 9}});
+    ], "metadata": {"count": 10}});
     write(&b.dir.join("snapshot/page1.json"), &page.to_string());
+}
+
+/// The secret the board is given for the leaky server.
+const LEAKY: &str = "board-secret-6f1d2c";
+
+/// Every file under `dir` whose text holds `needle`.
+fn files_holding(dir: &Path, needle: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(files_holding(&p, needle));
+        } else if std::fs::read(&p).is_ok_and(|b| String::from_utf8_lossy(&b).contains(needle)) {
+            out.push(p);
+        }
+    }
+    out
 }
 
 fn board(b: &Board, out: &str, extra: &[&str]) -> (i32, String) {
@@ -104,6 +126,7 @@ fn board(b: &Board, out: &str, extra: &[&str]) -> (i32, String) {
         .env("npm_config_fetch_retries", "0")
         .env_remove("SECRET_SERVER_KEY")
         .env_remove("MCPCERT_INPUT_SECRET_SERVER_KEY")
+        .env("MCPCERT_INPUT_LEAKY_TOKEN", LEAKY)
         .output()
         .unwrap();
     (o.status.code().unwrap_or(-1), format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr)))
@@ -157,6 +180,7 @@ fn a_snapshot_becomes_a_site_with_each_outcome_said() {
     let want: Vec<(&str, &str)> = vec![
         ("io.github.test/clean-server", "pass"),
         ("io.github.test/crashing-server", "crashed"),
+        ("io.github.test/leaky-server", "crashed"),
         ("io.github.test/faulty-server", "pass"),
         ("io.github.test/hanging-server", "hung"),
         ("io.github.test/bundle-only", "cannot-run"),
@@ -176,6 +200,12 @@ fn a_snapshot_becomes_a_site_with_each_outcome_said() {
     let crashed = result("crashing-server");
     assert!(crashed["reason"].as_str().unwrap().contains("process exited: exit status: 1"), "{crashed}");
     assert!(crashed["detail"].as_str().unwrap().contains("cannot start: missing config"), "{crashed}");
+    // The secret reached the server (it printed it) and nothing the board
+    // writes: not the site, not the board's console.
+    let leaky = result("leaky-server");
+    assert!(leaky["detail"].as_str().unwrap().contains("cannot start with token"), "{leaky}");
+    assert_eq!(files_holding(&site, LEAKY), Vec::<PathBuf>::new());
+    assert!(!console.contains(LEAKY), "{console}");
     assert!(result("uninstallable-server")["detail"].as_str().unwrap().contains("npm"), "{}", result("uninstallable-server"));
     // The index, a page, a badge.
     let index = std::fs::read_to_string(site.join("index.html")).unwrap();
@@ -201,16 +231,57 @@ fn a_snapshot_becomes_a_site_with_each_outcome_said() {
     snapshot(&b, "1.0.1");
     let (code, console) = board(&b, "site", &["--night", "night-2"]);
     assert_eq!(code, 0, "{console}");
-    assert_eq!(console.matches("[unchanged: not run again]").count(), 8, "{console}");
+    assert_eq!(console.matches("[unchanged: not run again]").count(), 9, "{console}");
     assert_eq!(outcomes(&site)["io.github.test/faulty-server"], "fail");
     let changes = read(&site.join("board.json"))["changes"].clone();
     assert_eq!(changes.as_array().unwrap().len(), 1, "{changes}");
     assert_eq!(changes[0]["name"], "io.github.test/faulty-server");
     assert_eq!(changes[0]["regression"], true);
     assert!(changes[0]["change"].as_str().unwrap().contains("pass → fail (version 1.0.0 → 1.0.1)"), "{changes}");
+    // Case by case, as mcpcert diff compares the two reports: the broken
+    // rule's case regressed, and nothing else changed.
+    let regressed = changes[0]["regressed"].clone();
+    assert_eq!(regressed, json!(["2026-07-28/lifecycle/extension-identifiers"]), "{changes}");
+    assert!(changes[0]["change"].as_str().unwrap().contains("regressed: 2026-07-28/lifecycle/extension-identifiers"), "{changes}");
+    let faulty = result("faulty-server");
+    assert_eq!(faulty["case_changes"].as_array().unwrap().len(), 1, "{faulty}");
+    assert_eq!(faulty["case_changes"][0]["kind"], "regression");
+    assert_eq!((faulty["case_changes"][0]["old"].as_str(), faulty["case_changes"][0]["new"].as_str()), (Some("pass"), Some("fail")));
+    assert!(faulty["compared_with"].as_str().unwrap().starts_with("1.0.0 checked "), "{faulty}");
     let page = std::fs::read_to_string(site.join("servers/io.github.test__faulty-server/index.html")).unwrap();
     assert!(page.contains("night-1") && page.contains("night-2"));
+    assert!(page.contains("id=\"case-changes\"") && page.contains("<code>2026-07-28/lifecycle/extension-identifiers</code>"), "{page}");
+    assert!(page.contains("regressed: 2026-07-28/lifecycle/extension-identifiers"), "{page}");
+    // Each version keeps its result and verdict list.
+    for v in ["1.0.0", "1.0.1"] {
+        let list = std::fs::read_to_string(site.join(format!("servers/io.github.test__faulty-server/versions/{v}/verdicts.txt"))).unwrap();
+        let want = if v == "1.0.0" {
+            "pass 2026-07-28/lifecycle/extension-identifiers"
+        } else {
+            "fail 2026-07-28/lifecycle/extension-identifiers"
+        };
+        assert!(list.lines().any(|l| l == want), "{v}: {list}");
+        assert!(page.contains(&format!("versions/{v}/verdicts.txt")), "{page}");
+    }
     assert!(std::fs::read_to_string(site.join("index.html")).unwrap().contains("regression <b>io.github.test/faulty-server</b>"));
+
+    // Night three: the next version fixes it, and says which case.
+    snapshot(&b, "1.0.2");
+    let (code, console) = board(&b, "site", &["--night", "night-3"]);
+    assert_eq!(code, 0, "{console}");
+    let changes = read(&site.join("board.json"))["changes"].clone();
+    assert_eq!(changes.as_array().unwrap().len(), 1, "{changes}");
+    assert_eq!(
+        (changes[0]["regression"].clone(), changes[0]["fixed"].clone()),
+        (json!(false), json!(["2026-07-28/lifecycle/extension-identifiers"]))
+    );
+    let page = std::fs::read_to_string(site.join("servers/io.github.test__faulty-server/index.html")).unwrap();
+    assert!(
+        page.contains("fixed: 2026-07-28/lifecycle/extension-identifiers")
+            && page.contains("regressed: 2026-07-28/lifecycle/extension-identifiers"),
+        "{page}"
+    );
+    assert_eq!(files_holding(&site, LEAKY), Vec::<PathBuf>::new());
 }
 
 #[test]
@@ -300,6 +371,6 @@ fn the_snapshot_can_come_from_a_registry_api() {
     assert_eq!(got.get("io.github.test/second").map(String::as_str), Some("pass"), "{console}");
     let seen = seen.lock().unwrap().clone();
     assert_eq!(seen.len(), 2, "{seen:?}");
-    assert!(seen[0].starts_with("/v0.1/servers?limit=100&updated_since=2026-12-01T00%3A00%3A00Z"), "{seen:?}");
+    assert!(seen[0].starts_with("/v0.1/servers?limit=100&version=latest&updated_since=2026-12-01T00%3A00%3A00Z"), "{seen:?}");
     assert!(seen[1].contains("cursor=page2") && seen[1].contains("updated_since="), "{seen:?}");
 }

@@ -9,10 +9,12 @@
 //! that the server cannot reach the network while it is judged. The result
 //! of each server is `servers/<slug>/result.json`, beside its reports; a
 //! server whose version, suite digest and mcpcert version are those of its
-//! last result is not run again. Then the site (`site.rs`) is written from
+//! last result is not run again; one run again is compared case by case
+//! with its previous run (`history.rs`). Then the site (`site.rs`) is written from
 //! every result in `servers/`: the shards of one night merged with
 //! `board --merge PART… --out SITE`.
 
+mod history;
 mod site;
 
 use crate::EXIT_OK;
@@ -77,6 +79,13 @@ pub struct ServerResult {
     pub duration_ms: u64,
     /// Whether `report/` holds the run's reports.
     pub report: bool,
+    /// The previous run this one is compared with (`VERSION checked TIME`).
+    #[serde(default)]
+    pub compared_with: Option<String>,
+    /// The cases whose verdict changed since that run (both runs reached
+    /// the server): regressions, fixes, new warnings, other changes.
+    #[serde(default)]
+    pub case_changes: Vec<history::CaseChange>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -267,11 +276,15 @@ fn one(l: &Listed, dir: &Path, cache: &Path, a: &BoardArgs, digest: &str, netns:
         checked_at_ms: now_ms(),
         duration_ms: 0,
         report: false,
+        compared_with: None,
+        case_changes: Vec::new(),
     };
-    let _ = std::fs::remove_dir_all(dir);
-    let _ = std::fs::create_dir_all(dir);
+    let prev = history::previous(dir);
+    history::clear(dir);
     judge(l, dir, cache, a, netns, &mut r);
     r.duration_ms = started.elapsed().as_millis() as u64;
+    history::compare(prev.as_ref(), dir, &mut r);
+    history::archive(dir, &r);
     if let Ok(text) = serde_json::to_string_pretty(&r) {
         let _ = std::fs::write(dir.join("result.json"), text + "\n");
     }

@@ -8,7 +8,7 @@
 //! outcomes in `history/NIGHT.json`, the index and pages showing what
 //! changed since the night before (regressions and fixes).
 
-use super::{ServerResult, last_result};
+use super::{ServerResult, history, last_result};
 use crate::EXIT_OK;
 use mcpcert::report::console::Console;
 use serde_json::{Value, json};
@@ -76,13 +76,43 @@ fn results(site: &Path) -> Vec<(String, ServerResult)> {
     out
 }
 
-/// One night of history: name → (version, outcome, fail count).
-type Night = BTreeMap<String, (String, String, u64)>;
+/// One server in one night of history.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Seen {
+    version: String,
+    outcome: String,
+    failures: u64,
+    /// When its result was checked: a server run again since the night
+    /// before has a newer one.
+    checked: u64,
+    /// The cases that regressed and were fixed in that run (only in the
+    /// night it ran).
+    regressed: Vec<String>,
+    fixed: Vec<String>,
+}
 
-fn night_of(rs: &[(String, ServerResult)]) -> Night {
+/// One night of history: name → what was seen of it.
+type Night = BTreeMap<String, Seen>;
+
+fn night_of(rs: &[(String, ServerResult)], before: Option<&Night>) -> Night {
     rs.iter()
-        .map(|(_, r)| (r.name.clone(), (r.version.clone(), r.outcome.clone(), r.counts.as_ref().map_or(0, |c| c.fail + c.error))))
+        .map(|(_, r)| {
+            let ran = before.and_then(|b| b.get(&r.name)).is_none_or(|s| s.checked != r.checked_at_ms);
+            let seen = Seen {
+                version: r.version.clone(),
+                outcome: r.outcome.clone(),
+                failures: r.counts.as_ref().map_or(0, |c| c.fail + c.error),
+                checked: r.checked_at_ms,
+                regressed: if ran { history::cases(r, "regression") } else { Vec::new() },
+                fixed: if ran { history::cases(r, "fix") } else { Vec::new() },
+            };
+            (r.name.clone(), seen)
+        })
         .collect()
+}
+
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array().into_iter().flatten().filter_map(|x| x.as_str().map(String::from)).collect()
 }
 
 fn read_history(site: &Path) -> Vec<(String, Night)> {
@@ -98,7 +128,15 @@ fn read_history(site: &Path) -> Vec<(String, Night)> {
                 .iter()
                 .map(|(k, s)| {
                     let f = |x: &str| s[x].as_str().unwrap_or("").to_string();
-                    (k.clone(), (f("version"), f("outcome"), s["failures"].as_u64().unwrap_or(0)))
+                    let seen = Seen {
+                        version: f("version"),
+                        outcome: f("outcome"),
+                        failures: s["failures"].as_u64().unwrap_or(0),
+                        checked: s["checked"].as_u64().unwrap_or(0),
+                        regressed: strings(&s["regressed"]),
+                        fixed: strings(&s["fixed"]),
+                    };
+                    (k.clone(), seen)
                 })
                 .collect();
             Some((name, n))
@@ -108,18 +146,38 @@ fn read_history(site: &Path) -> Vec<(String, Night)> {
     nights
 }
 
-/// A change between two nights, in words; None when nothing changed.
-fn change(old: Option<&(String, String, u64)>, new: &(String, String, u64)) -> Option<(bool, String)> {
-    let Some(old) = old else { return Some((false, format!("new on the board: {}", new.1))) };
-    let verb = if rank(&new.1) > rank(&old.1) || (new.1 == old.1 && new.2 > old.2) {
-        true
-    } else if rank(&new.1) < rank(&old.1) || new.2 < old.2 {
-        false
+/// A list of cases for a line: the first few, then how many more.
+fn few(cases: &[String]) -> String {
+    let mut s = cases.iter().take(5).cloned().collect::<Vec<_>>().join(", ");
+    if cases.len() > 5 {
+        s.push_str(&format!(" and {} more", cases.len() - 5));
+    }
+    s
+}
+
+/// A change between two nights, in words, and whether it is a regression;
+/// None when nothing changed.
+fn change(old: Option<&Seen>, new: &Seen) -> Option<(bool, String)> {
+    let Some(old) = old else { return Some((false, format!("new on the board: {}", new.outcome))) };
+    let (ro, rn) = (rank(&old.outcome), rank(&new.outcome));
+    let worse = if rn != ro {
+        rn > ro
+    } else if new.failures != old.failures {
+        new.failures > old.failures
+    } else if !new.regressed.is_empty() || !new.fixed.is_empty() {
+        !new.regressed.is_empty()
     } else {
         return None;
     };
-    let version = if old.0 != new.0 { format!(" (version {} → {})", old.0, new.0) } else { String::new() };
-    Some((verb, format!("{} → {}{}, failures {} → {}", old.1, new.1, version, old.2, new.2)))
+    let version = if old.version != new.version { format!(" (version {} → {})", old.version, new.version) } else { String::new() };
+    let mut text = format!("{} → {}{}, failures {} → {}", old.outcome, new.outcome, version, old.failures, new.failures);
+    if !new.regressed.is_empty() {
+        text.push_str(&format!("; regressed: {}", few(&new.regressed)));
+    }
+    if !new.fixed.is_empty() {
+        text.push_str(&format!("; fixed: {}", few(&new.fixed)));
+    }
+    Some((worse, text))
 }
 
 /// Write the site. `night`: the label of this night's history entry
@@ -128,13 +186,24 @@ pub fn write(site: &Path, night: Option<&str>, keep_history: bool, digest: &str,
     let rs = results(site);
     let mut nights = read_history(site);
     let this = night.map(String::from).unwrap_or_else(|| mcpcert::certify::certificate::rfc3339(super::now_ms() as u128).replace(':', ""));
-    let now = night_of(&rs);
     nights.retain(|(n, _)| *n != this);
     let before = nights.last().map(|(_, n)| n.clone());
+    let now = night_of(&rs, before.as_ref());
     if keep_history {
         let _ = std::fs::create_dir_all(site.join("history"));
-        let servers: serde_json::Map<String, Value> =
-            now.iter().map(|(k, (v, o, f))| (k.clone(), json!({"version": v, "outcome": o, "failures": f}))).collect();
+        let servers: serde_json::Map<String, Value> = now
+            .iter()
+            .map(|(k, s)| {
+                let mut v = json!({"version": s.version, "outcome": s.outcome, "failures": s.failures, "checked": s.checked});
+                if !s.regressed.is_empty() {
+                    v["regressed"] = json!(s.regressed);
+                }
+                if !s.fixed.is_empty() {
+                    v["fixed"] = json!(s.fixed);
+                }
+                (k.clone(), v)
+            })
+            .collect();
         let _ = std::fs::write(site.join(format!("history/{this}.json")), json!({ "night": this, "servers": servers }).to_string());
         nights.push((this.clone(), now.clone()));
     }
@@ -145,7 +214,7 @@ pub fn write(site: &Path, night: Option<&str>, keep_history: bool, digest: &str,
     for (slug, r) in &rs {
         let dir = site.join("servers").join(slug);
         let _ = std::fs::write(dir.join("badge.svg"), badge(r));
-        let _ = std::fs::write(dir.join("index.html"), server_page(r, &nights));
+        let _ = std::fs::write(dir.join("index.html"), server_page(r, &nights, &history::versions(&dir)));
     }
     let entries: Vec<Value> = rs
         .iter()
@@ -159,6 +228,7 @@ pub fn write(site: &Path, night: Option<&str>, keep_history: bool, digest: &str,
                     "suiteDigest": r.suite_digest, "mcpcertVersion": r.mcpcert_version,
                     "page": format!("servers/{slug}/index.html"), "badge": format!("servers/{slug}/badge.svg"),
                     "report": r.report.then(|| format!("servers/{slug}/report/report.html")),
+                    "comparedWith": r.compared_with, "caseChanges": r.case_changes,
                 }}
             })
         })
@@ -166,7 +236,10 @@ pub fn write(site: &Path, night: Option<&str>, keep_history: bool, digest: &str,
     let board = json!({
         "format": "mcpcert-board", "format_version": 1, "night": this, "suite_digest": digest,
         "mcpcert_version": env!("CARGO_PKG_VERSION"), "servers": entries, "snapshot_problems": problems,
-        "changes": changes.iter().map(|(n, worse, t)| json!({"name": n, "regression": worse, "change": t})).collect::<Vec<_>>(),
+        "changes": changes.iter().map(|(n, worse, t)| {
+            let s = &now[n];
+            json!({"name": n, "regression": worse, "change": t, "regressed": s.regressed, "fixed": s.fixed})
+        }).collect::<Vec<_>>(),
     });
     if let Err(e) = std::fs::write(site.join("board.json"), serde_json::to_string_pretty(&board).unwrap_or_default() + "\n") {
         console.line(format!("error: cannot write {}: {e}", site.join("board.json").display()));
@@ -258,7 +331,7 @@ fn index(rs: &[(String, ServerResult)], night: &str, digest: &str, changes: &[(S
     h
 }
 
-fn server_page(r: &ServerResult, nights: &[(String, Night)]) -> String {
+fn server_page(r: &ServerResult, nights: &[(String, Night)], versions: &[(String, ServerResult, bool)]) -> String {
     let c = r.counts.clone().unwrap_or_default();
     let mut h = format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{} — MCP conformance</title><style>{STYLE}</style></head><body>\n<p><a href=\"../../index.html\">← the board</a></p>\n<h1>{}</h1><p>{}</p>\n<p><img alt=\"badge\" src=\"badge.svg\"> {}</p>\n<table>",
@@ -317,11 +390,67 @@ fn server_page(r: &ServerResult, nights: &[(String, Night)]) -> String {
         }
         h.push_str("</table>\n");
     }
-    h.push_str("<h2>History</h2><table id=\"history\"><tr><th>night</th><th>version</th><th>outcome</th><th>failures</th></tr>");
-    for (n, night) in nights.iter().rev() {
-        if let Some((v, o, f)) = night.get(&r.name) {
-            h.push_str(&format!("<tr><td>{}</td><td>{}</td><td>{}</td><td>{f}</td></tr>", esc(n), esc(v), outcome_cell(o)));
+    if let Some(w) = &r.compared_with {
+        h.push_str(&format!(
+            "<h2>Since the previous run</h2><p>compared with {} (as <code>mcpcert diff</code> compares two reports)",
+            esc(w)
+        ));
+        if !history::judged(&r.outcome) {
+            h.push_str(": this run did not reach the server, so no case is compared</p>\n");
+        } else if r.case_changes.is_empty() {
+            h.push_str(": no case changed its verdict, or the previous run did not reach the server</p>\n");
+        } else {
+            h.push_str("</p><table id=\"case-changes\"><tr><th>change</th><th>case</th><th>before</th><th>now</th><th>note</th></tr>");
+            for c in &r.case_changes {
+                h.push_str(&format!(
+                    "<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td class=\"small\">{}</td></tr>",
+                    esc(&c.kind.replace('_', " ")),
+                    esc(&c.case),
+                    esc(&c.old),
+                    esc(&c.new),
+                    esc(c.note.as_deref().unwrap_or(""))
+                ));
+            }
+            h.push_str("</table>\n");
         }
+    }
+    h.push_str(
+        "<h2>History</h2><table id=\"history\"><tr><th>night</th><th>version</th><th>outcome</th><th>failures</th><th>cases</th></tr>",
+    );
+    for (n, night) in nights.iter().rev() {
+        if let Some(s) = night.get(&r.name) {
+            let mut cases = Vec::new();
+            if !s.regressed.is_empty() {
+                cases.push(format!("regressed: {}", few(&s.regressed)));
+            }
+            if !s.fixed.is_empty() {
+                cases.push(format!("fixed: {}", few(&s.fixed)));
+            }
+            h.push_str(&format!(
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"small\">{}</td></tr>",
+                esc(n),
+                esc(&s.version),
+                outcome_cell(&s.outcome),
+                s.failures,
+                esc(&cases.join("; "))
+            ));
+        }
+    }
+    h.push_str("</table>\n<h2>Versions checked</h2><table id=\"versions\"><tr><th>version</th><th>outcome</th><th>verdicts</th><th>checked</th></tr>");
+    for (folder, v, list) in versions {
+        let c = v.counts.clone().unwrap_or_default();
+        let counts = if history::judged(&v.outcome) {
+            format!("{} pass, {} fail, {} warn, {} n/a, {} error", c.pass, c.fail, c.warn, c.na, c.error)
+        } else {
+            esc(&v.reason)
+        };
+        let link = if *list { format!(" · <a href=\"versions/{}/verdicts.txt\">verdict list</a>", esc(folder)) } else { String::new() };
+        h.push_str(&format!(
+            "<tr><td>{}</td><td>{}</td><td>{counts}{link}</td><td>{}</td></tr>",
+            esc(&v.version),
+            outcome_cell(&v.outcome),
+            esc(&mcpcert::certify::certificate::rfc3339(v.checked_at_ms as u128))
+        ));
     }
     h.push_str(&format!(
         "</table>\n<h2>Badge</h2><pre>![MCP conformance]({}/badge.svg)</pre>\n</body></html>\n",
