@@ -72,17 +72,22 @@ fn setup(name: &str) -> Board {
     fake_npm(&cache, "leaky-server", "1.0.0", "echo \"cannot start with token $LEAKY_TOKEN\" >&2; echo \"token $LEAKY_TOKEN\"; exit 1");
     fake_npm(&cache, "hanging-server", "1.0.0", "exec sleep 600");
     let b = Board { dir, cache, http, listener };
-    snapshot(&b, "1.0.0");
+    snapshot(&b, "1.0.0", false);
     b
 }
 
-/// The snapshot, with the faulty server at `faulty_version`.
-fn snapshot(b: &Board, faulty_version: &str) {
+/// The snapshot, with the faulty server at `faulty_version`, and the
+/// crashing server deleted from the registry when `crashing_deleted`.
+fn snapshot(b: &Board, faulty_version: &str, crashing_deleted: bool) {
+    let mut crashing = npm_entry("crashing-server", "1.0.0", json!({}));
+    if crashing_deleted {
+        crashing["_meta"]["io.modelcontextprotocol.registry/official"]["status"] = json!("deleted");
+    }
     let page = json!({"servers": [
         npm_entry("clean-server", "1.0.0", json!({})),
         npm_entry("reaching-server", "1.0.0", json!({})),
         npm_entry("faulty-server", faulty_version, json!({})),
-        npm_entry("crashing-server", "1.0.0", json!({})),
+        crashing,
         npm_entry("leaky-server", "1.0.0", json!({"environmentVariables": [{"name": "LEAKY_TOKEN", "isRequired": true, "isSecret": true}]})),
         npm_entry("hanging-server", "1.0.0", json!({})),
         npm_entry("secret-server", "1.0.0", json!({"environmentVariables": [{"name": "SECRET_SERVER_KEY", "isRequired": true, "isSecret": true}]})),
@@ -228,7 +233,7 @@ fn a_snapshot_becomes_a_site_with_each_outcome_said() {
 
     // Night two: nothing changed but the faulty server's version, which
     // breaks a rule: only it runs again, and the history says it regressed.
-    snapshot(&b, "1.0.1");
+    snapshot(&b, "1.0.1", false);
     let (code, console) = board(&b, "site", &["--night", "night-2"]);
     assert_eq!(code, 0, "{console}");
     assert_eq!(console.matches("[unchanged: not run again]").count(), 9, "{console}");
@@ -265,12 +270,21 @@ fn a_snapshot_becomes_a_site_with_each_outcome_said() {
     }
     assert!(std::fs::read_to_string(site.join("index.html")).unwrap().contains("regression <b>io.github.test/faulty-server</b>"));
 
-    // Night three: the next version fixes it, and says which case.
-    snapshot(&b, "1.0.2");
+    // Night three: the next version fixes it, and says which case; the
+    // crashing server was deleted from the registry: off the board.
+    snapshot(&b, "1.0.2", true);
     let (code, console) = board(&b, "site", &["--night", "night-3"]);
     assert_eq!(code, 0, "{console}");
-    let changes = read(&site.join("board.json"))["changes"].clone();
-    assert_eq!(changes.as_array().unwrap().len(), 1, "{changes}");
+    assert!(console.contains("io.github.test/crashing-server@1.0.0: deleted from the registry"), "{console}");
+    let board_json = read(&site.join("board.json"));
+    let changes = board_json["changes"].clone();
+    assert_eq!(changes.as_array().unwrap().len(), 2, "{changes}");
+    assert_eq!(changes[0]["name"], "io.github.test/faulty-server", "{changes}");
+    assert_eq!(changes[1]["name"], "io.github.test/crashing-server", "{changes}");
+    assert!(changes[1]["change"].as_str().unwrap().starts_with("off the board: deleted from the registry at version 1.0.0"), "{changes}");
+    assert!(!outcomes(&site).contains_key("io.github.test/crashing-server"));
+    assert_eq!(board_json["deleted"][0]["name"], "io.github.test/crashing-server");
+    assert!(!std::fs::read_to_string(site.join("index.html")).unwrap().contains("servers/io.github.test__crashing-server/index.html"));
     assert_eq!(
         (changes[0]["regression"].clone(), changes[0]["fixed"].clone()),
         (json!(false), json!(["2026-07-28/lifecycle/extension-identifiers"]))

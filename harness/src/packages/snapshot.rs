@@ -2,8 +2,9 @@
 //! (`{"servers": [{"server": {…}, "_meta": {…}}], "metadata": {…}}`), one
 //! file or several, or a folder of `server.json` files (bare, or one
 //! `{"server": …}` entry each). Each server is kept once, at its latest
-//! version (the registry's `isLatest`, else the last one read); deleted
-//! ones are left out. What cannot be read is said, never skipped silently.
+//! version (the registry's `isLatest`, else the last one read); a server
+//! whose kept version is deleted is listed apart (a board takes it off its
+//! site). What cannot be read is said, never skipped silently.
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -33,8 +34,19 @@ impl Listed {
     }
 }
 
+/// What a snapshot holds.
+#[derive(Debug, Default)]
+pub struct Snapshot {
+    /// One entry per server, by name.
+    pub servers: Vec<Listed>,
+    /// The servers whose latest version the registry marks deleted.
+    pub deleted: Vec<Listed>,
+    /// What could not be read.
+    pub problems: Vec<String>,
+}
+
 /// The snapshot's servers, by name, and what could not be read.
-pub fn read(paths: &[PathBuf]) -> (Vec<Listed>, Vec<String>) {
+pub fn read(paths: &[PathBuf]) -> Snapshot {
     let mut all = Vec::new();
     let mut problems = Vec::new();
     for p in paths {
@@ -54,7 +66,8 @@ pub fn read(paths: &[PathBuf]) -> (Vec<Listed>, Vec<String>) {
             read_file(p, &mut all, &mut problems);
         }
     }
-    (latest(all), problems)
+    let (servers, deleted) = latest(all).into_iter().partition(|l| l.status() != "deleted");
+    Snapshot { servers, deleted, problems }
 }
 
 fn read_file(path: &Path, out: &mut Vec<Listed>, problems: &mut Vec<String>) {
@@ -99,8 +112,8 @@ pub fn entries(v: &Value, source: &str, out: &mut Vec<Listed>, problems: &mut Ve
     }
 }
 
-/// One entry per name: the one marked latest, else the last read; none for
-/// a name whose kept version is deleted. Sorted by name.
+/// One entry per name: the one marked latest, else the last read. Sorted
+/// by name.
 fn latest(all: Vec<Listed>) -> Vec<Listed> {
     let mut by: std::collections::BTreeMap<String, Listed> = std::collections::BTreeMap::new();
     for l in all {
@@ -109,7 +122,7 @@ fn latest(all: Vec<Listed>) -> Vec<Listed> {
             by.insert(l.name.clone(), l);
         }
     }
-    by.into_values().filter(|l| l.status() != "deleted").collect()
+    by.into_values().collect()
 }
 
 /// A name as a folder name: letters, digits, `.`, `_`, `-`; `/` becomes
@@ -140,8 +153,9 @@ mod tests {
         std::fs::write(dir.join("folder/c.json"), "not json").unwrap();
         // A later page with an older version that is not the latest: ignored.
         std::fs::write(dir.join("page2.json"), r#"{"servers":[{"server":{"name":"io.github.a/one","version":"0.9.0"}}]}"#).unwrap();
-        let (got, problems) = read(&[dir.join("page1.json"), dir.join("page2.json"), dir.join("folder")]);
+        let Snapshot { servers: got, deleted, problems } = read(&[dir.join("page1.json"), dir.join("page2.json"), dir.join("folder")]);
         let names: Vec<(String, String)> = got.iter().map(|l| (l.name.clone(), l.version.clone())).collect();
+        assert_eq!(deleted.iter().map(|l| l.name.as_str()).collect::<Vec<_>>(), ["io.github.a/gone"]);
         assert_eq!(names, [("io.github.a/one".to_string(), "1.1.0".to_string()), ("io.github.b/two".into(), "0.3.0".into())]);
         assert_eq!(problems.len(), 2, "{problems:?}");
         assert!(problems[0].contains("entry 4: no server name") && problems[1].contains("c.json: not JSON"), "{problems:?}");

@@ -13,6 +13,33 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
 
+/// The outcome of a server the registry deleted: its folder keeps this
+/// mark and its versions; the site leaves it out.
+pub const DELETED: &str = "deleted";
+
+/// Marks the server in `dir` deleted, if the board had it; whether it did.
+pub fn withdraw(dir: &Path, l: &mcpcert::packages::snapshot::Listed, digest: &str) -> bool {
+    let Some(mut r) = super::last_result(dir) else { return false };
+    if r.outcome == DELETED {
+        return false;
+    }
+    clear(dir);
+    r.reason = format!("deleted from the registry at version {} (last checked: {}, {})", l.version, r.version, r.outcome);
+    r.outcome = DELETED.into();
+    r.version = l.version.clone();
+    r.detail.clear();
+    r.counts = None;
+    r.areas.clear();
+    r.case_changes.clear();
+    r.report = false;
+    r.suite_digest = digest.to_string();
+    r.checked_at_ms = super::now_ms();
+    if let Ok(text) = serde_json::to_string_pretty(&r) {
+        let _ = std::fs::write(dir.join("result.json"), text + "\n");
+    }
+    true
+}
+
 /// One case whose verdict changed since the server's previous run.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct CaseChange {
@@ -40,7 +67,7 @@ pub fn judged(outcome: &str) -> bool {
 
 /// The previous run of the server whose folder is `dir`, if any.
 pub fn previous(dir: &Path) -> Option<Previous> {
-    let result = super::last_result(dir)?;
+    let result = super::last_result(dir).filter(|r| r.outcome != DELETED)?;
     let report = dir.join("report");
     let verdicts = if judged(&result.outcome) { diff::load_side(&report).ok().and_then(|mut s| s.remove("")).flatten() } else { None };
     Some(Previous { result, verdicts, setup: diff::setup_of(&report) })

@@ -148,9 +148,16 @@ pub fn board(a: BoardArgs) -> u8 {
             "name a snapshot (registry listing pages or a folder of server.json files), --registry URL, or --merge the shards",
         );
     }
-    let (mut listed, problems) = snapshot::read(&paths);
+    let snapshot::Snapshot { servers: mut listed, deleted, problems } = snapshot::read(&paths);
     for p in &problems {
         console.line(format!("snapshot: {p}"));
+    }
+    // Every shard takes deleted servers off (a merge keeps the newest
+    // result, so the mark wins over last night's result).
+    for l in &deleted {
+        if history::withdraw(&a.out.join("servers").join(slug(&l.name)), l, &digest) {
+            console.line(format!("{}@{}: deleted from the registry: taken off the board (its history stays)", l.name, l.version));
+        }
     }
     if let Some(s) = &a.shard {
         match parse_shard(s) {
@@ -249,6 +256,7 @@ fn one(l: &Listed, dir: &Path, cache: &Path, a: &BoardArgs, digest: &str, netns:
     let version = env!("CARGO_PKG_VERSION");
     if !a.force
         && let Some(old) = last_result(dir)
+        && old.outcome != history::DELETED
         && old.version == l.version
         && old.suite_digest == digest
         && old.mcpcert_version == version

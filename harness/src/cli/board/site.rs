@@ -183,7 +183,8 @@ fn change(old: Option<&Seen>, new: &Seen) -> Option<(bool, String)> {
 /// Write the site. `night`: the label of this night's history entry
 /// (default: the UTC time); `keep_history`: record it (not for a shard).
 pub fn write(site: &Path, night: Option<&str>, keep_history: bool, digest: &str, problems: &[String], console: &mut Console) -> u8 {
-    let rs = results(site);
+    // The servers the registry deleted are off the board.
+    let (gone, rs): (Vec<_>, Vec<_>) = results(site).into_iter().partition(|(_, r)| r.outcome == history::DELETED);
     let mut nights = read_history(site);
     let this = night.map(String::from).unwrap_or_else(|| mcpcert::certify::certificate::rfc3339(super::now_ms() as u128).replace(':', ""));
     nights.retain(|(n, _)| *n != this);
@@ -207,10 +208,14 @@ pub fn write(site: &Path, night: Option<&str>, keep_history: bool, digest: &str,
         let _ = std::fs::write(site.join(format!("history/{this}.json")), json!({ "night": this, "servers": servers }).to_string());
         nights.push((this.clone(), now.clone()));
     }
-    let changes: Vec<(String, bool, String)> = match &before {
+    let mut changes: Vec<(String, bool, String)> = match &before {
         Some(b) => now.iter().filter_map(|(k, n)| change(b.get(k), n).map(|(worse, t)| (k.clone(), worse, t))).collect(),
         None => Vec::new(),
     };
+    for (name, _) in before.iter().flat_map(|b| b.iter()).filter(|(k, _)| !now.contains_key(*k)) {
+        let why = gone.iter().find(|(_, r)| r.name == *name).map_or("not in this night's results".to_string(), |(_, r)| r.reason.clone());
+        changes.push((name.clone(), false, format!("off the board: {why}")));
+    }
     for (slug, r) in &rs {
         let dir = site.join("servers").join(slug);
         let _ = std::fs::write(dir.join("badge.svg"), badge(r));
@@ -237,9 +242,10 @@ pub fn write(site: &Path, night: Option<&str>, keep_history: bool, digest: &str,
         "format": "mcpcert-board", "format_version": 1, "night": this, "suite_digest": digest,
         "mcpcert_version": env!("CARGO_PKG_VERSION"), "servers": entries, "snapshot_problems": problems,
         "changes": changes.iter().map(|(n, worse, t)| {
-            let s = &now[n];
+            let s = now.get(n).cloned().unwrap_or_default();
             json!({"name": n, "regression": worse, "change": t, "regressed": s.regressed, "fixed": s.fixed})
         }).collect::<Vec<_>>(),
+        "deleted": gone.iter().map(|(_, r)| json!({"name": r.name, "version": r.version, "reason": r.reason})).collect::<Vec<_>>(),
     });
     if let Err(e) = std::fs::write(site.join("board.json"), serde_json::to_string_pretty(&board).unwrap_or_default() + "\n") {
         console.line(format!("error: cannot write {}: {e}", site.join("board.json").display()));
