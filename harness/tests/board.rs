@@ -211,6 +211,10 @@ fn a_snapshot_becomes_a_site_with_each_outcome_said() {
     assert!(leaky["detail"].as_str().unwrap().contains("cannot start with token"), "{leaky}");
     assert_eq!(files_holding(&site, LEAKY), Vec::<PathBuf>::new());
     assert!(!console.contains(LEAKY), "{console}");
+    // A version whose run never reached the server keeps its result, and
+    // no verdict list of errors to diff against.
+    let crashed_version = site.join("servers/io.github.test__crashing-server/versions/1.0.0");
+    assert!(crashed_version.join("result.json").is_file() && !crashed_version.join("verdicts.txt").exists());
     assert!(result("uninstallable-server")["detail"].as_str().unwrap().contains("npm"), "{}", result("uninstallable-server"));
     // The index, a page, a badge.
     let index = std::fs::read_to_string(site.join("index.html")).unwrap();
@@ -236,7 +240,10 @@ fn a_snapshot_becomes_a_site_with_each_outcome_said() {
     snapshot(&b, "1.0.1", false);
     let (code, console) = board(&b, "site", &["--night", "night-2"]);
     assert_eq!(code, 0, "{console}");
-    assert_eq!(console.matches("[unchanged: not run again]").count(), 9, "{console}");
+    // Those whose outcome came before any run (a secret missing, an install
+    // that failed, no entry to run) are settled again, without a run.
+    assert_eq!(console.matches("[unchanged: not run again]").count(), 6, "{console}");
+    assert!(console.contains("board: 1 server(s) run, 3 settled without a run"), "{console}");
     assert_eq!(outcomes(&site)["io.github.test/faulty-server"], "fail");
     let changes = read(&site.join("board.json"))["changes"].clone();
     assert_eq!(changes.as_array().unwrap().len(), 1, "{changes}");
@@ -385,6 +392,9 @@ fn the_snapshot_can_come_from_a_registry_api() {
     assert_eq!(got.get("io.github.test/second").map(String::as_str), Some("pass"), "{console}");
     let seen = seen.lock().unwrap().clone();
     assert_eq!(seen.len(), 2, "{seen:?}");
-    assert!(seen[0].starts_with("/v0.1/servers?limit=100&version=latest&updated_since=2026-12-01T00%3A00%3A00Z"), "{seen:?}");
+    assert!(
+        seen[0].starts_with("/v0.1/servers?limit=100&version=latest&include_deleted=true&updated_since=2026-12-01T00%3A00%3A00Z"),
+        "{seen:?}"
+    );
     assert!(seen[1].contains("cursor=page2") && seen[1].contains("updated_since="), "{seen:?}");
 }

@@ -1,5 +1,5 @@
 //! The registry's read-only API as a snapshot: `GET {base}/v0.1/servers`
-//! with `limit` and `version=latest`, then each page's `metadata.nextCursor` as `cursor` (and
+//! with `limit`, `version=latest` and `include_deleted=true`, then each page's `metadata.nextCursor` as `cursor` (and
 //! `updated_since` when given), every page saved as it came
 //! (`page-0001.json`, …) for `snapshot::read`. Bounded: at most
 //! `MAX_PAGES` pages, 16 MiB a page, 60 s a request.
@@ -33,8 +33,10 @@ async fn fetch_pages(base: &str, updated_since: Option<&str>, dir: &Path) -> Res
         {
             let mut q = url.query_pairs_mut();
             q.append_pair("limit", "100");
-            // The latest version of each server only: the board runs no other.
+            // The latest version of each server only: the board runs no
+            // other; and the deleted ones, which the board takes off.
             q.append_pair("version", "latest");
+            q.append_pair("include_deleted", "true");
             if let Some(c) = &cursor {
                 q.append_pair("cursor", c);
             }

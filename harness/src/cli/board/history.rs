@@ -19,7 +19,7 @@ pub const DELETED: &str = "deleted";
 
 /// Marks the server in `dir` deleted, if the board had it; whether it did.
 pub fn withdraw(dir: &Path, l: &mcpcert::packages::snapshot::Listed, digest: &str) -> bool {
-    let Some(mut r) = super::last_result(dir) else { return false };
+    let Some(mut r) = super::last_result(dir).filter(|r| r.name == l.name) else { return false };
     if r.outcome == DELETED {
         return false;
     }
@@ -31,6 +31,7 @@ pub fn withdraw(dir: &Path, l: &mcpcert::packages::snapshot::Listed, digest: &st
     r.counts = None;
     r.areas.clear();
     r.case_changes.clear();
+    r.compared_with = None;
     r.report = false;
     r.suite_digest = digest.to_string();
     r.checked_at_ms = super::now_ms();
@@ -44,7 +45,8 @@ pub fn withdraw(dir: &Path, l: &mcpcert::packages::snapshot::Listed, digest: &st
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct CaseChange {
     /// `regression`, `new_warning`, `fix` or `changed` (the kinds of
-    /// `mcpcert diff`).
+    /// `mcpcert diff`), or `new_case`: a case the previous run's suites did
+    /// not have, listed when it fails, errs or warns.
     pub kind: String,
     pub case: String,
     pub old: String,
@@ -65,9 +67,9 @@ pub fn judged(outcome: &str) -> bool {
     matches!(outcome, "pass" | "fail")
 }
 
-/// The previous run of the server whose folder is `dir`, if any.
-pub fn previous(dir: &Path) -> Option<Previous> {
-    let result = super::last_result(dir).filter(|r| r.outcome != DELETED)?;
+/// The previous run of the server `name` whose folder is `dir`, if any.
+pub fn previous(dir: &Path, name: &str) -> Option<Previous> {
+    let result = super::last_result(dir).filter(|r| r.outcome != DELETED && r.name == name)?;
     let report = dir.join("report");
     let verdicts = if judged(&result.outcome) { diff::load_side(&report).ok().and_then(|mut s| s.remove("")).flatten() } else { None };
     Some(Previous { result, verdicts, setup: diff::setup_of(&report) })
@@ -104,7 +106,11 @@ pub fn compare(prev: Option<&Previous>, dir: &Path, r: &mut ServerResult) {
     }
     r.case_changes = changes
         .into_iter()
-        .filter(|c| matches!(c.kind, Kind::Regression | Kind::NewWarning | Kind::Fix | Kind::Changed))
+        .filter(|c| match c.kind {
+            Kind::Regression | Kind::NewWarning | Kind::Fix | Kind::Changed => true,
+            Kind::NewCase => matches!(c.new, Some(Verdict::Fail | Verdict::Error | Verdict::Warn)),
+            _ => false,
+        })
         .map(|c| CaseChange {
             kind: serde_json::to_value(c.kind).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default(),
             case: c.case,
@@ -124,7 +130,7 @@ pub fn archive(dir: &Path, r: &ServerResult) {
     }
     let list = diff::load_side(&dir.join("report")).ok().and_then(|mut s| s.remove("")).flatten();
     match list {
-        Some(v) if r.report => {
+        Some(v) if judged(&r.outcome) => {
             let text: String = v.iter().map(|(id, v)| format!("{} {id}\n", v.as_str())).collect();
             let _ = std::fs::write(to.join("verdicts.txt"), text);
         }

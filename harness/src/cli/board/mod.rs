@@ -15,10 +15,11 @@
 //! `board --merge PART… --out SITE`.
 
 mod history;
+mod share;
 mod site;
 
 use crate::EXIT_OK;
-use mcpcert::config::targets::{parse_shard, shard_of};
+use mcpcert::config::targets::parse_shard;
 use mcpcert::packages::launch::{Supplied, resolve};
 use mcpcert::packages::snapshot::{self, Listed, slug};
 use mcpcert::packages::{self, ThisMachine, install};
@@ -86,6 +87,10 @@ pub struct ServerResult {
     /// the server): regressions, fixes, new warnings, other changes.
     #[serde(default)]
     pub case_changes: Vec<history::CaseChange>,
+    /// A digest of the `mcpcert run` options given after `--` (empty for
+    /// none): a result of other options is not reused.
+    #[serde(default)]
+    pub run_options: String,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -122,12 +127,20 @@ pub fn board(a: BoardArgs) -> u8 {
         return crate::usage(format!("--out {}: {e}", a.out.display()));
     }
     if !a.merge.is_empty() {
+        let mut problems: Vec<String> = Vec::new();
         for part in &a.merge {
-            if let Err(e) = copy_servers(&part.join("servers"), &a.out.join("servers")) {
+            if let Err(e) = share::copy_servers(&part.join("servers"), &a.out.join("servers")) {
                 return crate::usage(format!("--merge {}: {e}", part.display()));
             }
+            // The listings the parts read, and what they could not read.
+            let _ = share::copy_new(&part.join("snapshot"), &a.out.join("snapshot"));
+            for p in share::read_problems(part) {
+                if !problems.contains(&p) {
+                    problems.push(p);
+                }
+            }
         }
-        return site::write(&a.out, a.night.as_deref(), true, &digest, &[], &mut console);
+        return site::write(&a.out, a.night.as_deref(), true, &digest, &problems, &mut console);
     }
     let mut paths = a.snapshot.clone();
     if let Some(url) = &a.registry {
@@ -148,10 +161,11 @@ pub fn board(a: BoardArgs) -> u8 {
             "name a snapshot (registry listing pages or a folder of server.json files), --registry URL, or --merge the shards",
         );
     }
-    let snapshot::Snapshot { servers: mut listed, deleted, problems } = snapshot::read(&paths);
+    let snapshot::Snapshot { servers, deleted, problems } = snapshot::read(&paths);
     for p in &problems {
         console.line(format!("snapshot: {p}"));
     }
+    let _ = std::fs::write(a.out.join(share::PROBLEMS), serde_json::to_string_pretty(&problems).unwrap_or_default() + "\n");
     // Every shard takes deleted servers off (a merge keeps the newest
     // result, so the mark wins over last night's result).
     for l in &deleted {
@@ -159,9 +173,11 @@ pub fn board(a: BoardArgs) -> u8 {
             console.line(format!("{}@{}: deleted from the registry: taken off the board (its history stays)", l.name, l.version));
         }
     }
+    let folders = share::folders(&servers);
+    let mut listed: Vec<(&Listed, &String)> = servers.iter().zip(folders.iter()).collect();
     if let Some(s) = &a.shard {
         match parse_shard(s) {
-            Ok(ks) => listed = shard_of(listed, ks),
+            Ok((k, n)) => listed.retain(|(l, _)| share::shard_by_name(&l.name, n) == k - 1),
             Err(e) => return crate::usage(e),
         }
     }
@@ -176,15 +192,17 @@ pub fn board(a: BoardArgs) -> u8 {
     ));
     let cache = a.cache.clone().unwrap_or_else(install::default_cache);
     let queue = std::sync::Mutex::new(listed.iter().enumerate().collect::<Vec<_>>().into_iter());
+    let fates = std::sync::Mutex::new([0usize; 3]);
     let lines = std::sync::Mutex::new(&mut console);
     let total = listed.len();
     std::thread::scope(|s| {
         for _ in 0..a.jobs.max(1) {
             s.spawn(|| {
                 loop {
-                    let Some((i, l)) = queue.lock().unwrap_or_else(|e| e.into_inner()).next() else { break };
-                    let dir = a.out.join("servers").join(slug(&l.name));
-                    let (r, again) = one(l, &dir, &cache, &a, &digest, sandbox.is_some());
+                    let Some((i, (l, folder))) = queue.lock().unwrap_or_else(|e| e.into_inner()).next() else { break };
+                    let dir = a.out.join("servers").join(folder);
+                    let (r, fate) = one(l, &dir, &cache, &a, &digest, sandbox.is_some());
+                    fates.lock().unwrap_or_else(|e| e.into_inner())[fate as usize] += 1;
                     let line = format!(
                         "[{}/{total}] {}@{}: {}{}{}",
                         i + 1,
@@ -192,13 +210,17 @@ pub fn board(a: BoardArgs) -> u8 {
                         l.version,
                         r.outcome,
                         if r.reason.is_empty() { String::new() } else { format!(" ({})", r.reason) },
-                        if again { "" } else { " [unchanged: not run again]" }
+                        if fate == Fate::Reused { " [unchanged: not run again]" } else { "" }
                     );
                     lines.lock().unwrap_or_else(|e| e.into_inner()).line(line);
                 }
             });
         }
     });
+    let [run, settled, reused] = fates.into_inner().unwrap_or_else(|e| e.into_inner());
+    console.line(format!(
+        "board: {run} server(s) run, {settled} settled without a run (a value missing, no entry to run, an install that failed), {reused} unchanged since their last result"
+    ));
     let keep_history = a.shard.is_none();
     let code = site::write(&a.out, a.night.as_deref(), keep_history, &digest, &problems, &mut console);
     if code == EXIT_OK { EXIT_OK } else { code }
@@ -216,33 +238,36 @@ fn netns() -> Option<()> {
     ok.then_some(())
 }
 
-/// Each server folder of `from` into `to`, unless `to` holds a newer
-/// result of that server (shards that started from last night's site all
-/// carry its results; the one that ran a server again has the newest).
-fn copy_servers(from: &Path, to: &Path) -> std::io::Result<()> {
-    for e in std::fs::read_dir(from)?.flatten() {
-        let dst = to.join(e.file_name());
-        let when = |d: &Path| last_result(d).map_or(0, |r| r.checked_at_ms);
-        if dst.exists() && when(&dst) >= when(&e.path()) {
-            continue;
-        }
-        let _ = std::fs::remove_dir_all(&dst);
-        copy_dir(&e.path(), &dst)?;
-    }
-    Ok(())
+/// What the board did with a server.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Fate {
+    /// A child `mcpcert run` judged it.
+    Ran = 0,
+    /// Its outcome was settled before any run (a value missing, no entry
+    /// this machine can run, an install that failed, …).
+    Settled = 1,
+    /// Its last result still holds.
+    Reused = 2,
 }
 
-fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(to)?;
-    for e in std::fs::read_dir(from)?.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            copy_dir(&p, &to.join(e.file_name()))?;
-        } else {
-            std::fs::copy(&p, to.join(e.file_name()))?;
-        }
+/// A digest of the options for every run (they may hold secrets: never
+/// kept as they are).
+fn options_digest(args: &[String]) -> String {
+    if args.is_empty() {
+        return String::new();
     }
-    Ok(())
+    use sha2::Digest;
+    let d = sha2::Sha256::digest(args.join("\0").as_bytes());
+    d.iter().take(8).map(|b| format!("{b:02x}")).collect()
+}
+
+/// Whether a last result still holds while nothing changed: a run that
+/// judged the server, or what its package did at that version (crashed,
+/// never answered, hung, asked for a token). The others are settled again
+/// each time, cheaply: a value given since, a machine that can run an
+/// entry now, an install or a remote that failed for a while.
+fn reusable(outcome: &str) -> bool {
+    matches!(outcome, "pass" | "fail" | "crashed" | "no-answer" | "hung" | "protected")
 }
 
 /// Read a server's last result.
@@ -250,18 +275,21 @@ pub fn last_result(dir: &Path) -> Option<ServerResult> {
     serde_json::from_str(&std::fs::read_to_string(dir.join("result.json")).ok()?).ok()
 }
 
-/// One server: its result (written to `dir/result.json`), and whether it
-/// was run (false: its last result still holds).
-fn one(l: &Listed, dir: &Path, cache: &Path, a: &BoardArgs, digest: &str, netns: bool) -> (ServerResult, bool) {
+/// One server: its result (written to `dir/result.json`), and what was
+/// done.
+fn one(l: &Listed, dir: &Path, cache: &Path, a: &BoardArgs, digest: &str, netns: bool) -> (ServerResult, Fate) {
     let version = env!("CARGO_PKG_VERSION");
+    let options = options_digest(&a.run_args);
     if !a.force
         && let Some(old) = last_result(dir)
-        && old.outcome != history::DELETED
+        && old.name == l.name
+        && reusable(&old.outcome)
         && old.version == l.version
         && old.suite_digest == digest
         && old.mcpcert_version == version
+        && old.run_options == options
     {
-        return (old, false);
+        return (old, Fate::Reused);
     }
     let started = Instant::now();
     let mut r = ServerResult {
@@ -286,8 +314,9 @@ fn one(l: &Listed, dir: &Path, cache: &Path, a: &BoardArgs, digest: &str, netns:
         report: false,
         compared_with: None,
         case_changes: Vec::new(),
+        run_options: options,
     };
-    let prev = history::previous(dir);
+    let prev = history::previous(dir, &l.name);
     history::clear(dir);
     judge(l, dir, cache, a, netns, &mut r);
     r.duration_ms = started.elapsed().as_millis() as u64;
@@ -296,7 +325,8 @@ fn one(l: &Listed, dir: &Path, cache: &Path, a: &BoardArgs, digest: &str, netns:
     if let Ok(text) = serde_json::to_string_pretty(&r) {
         let _ = std::fs::write(dir.join("result.json"), text + "\n");
     }
-    (r, true)
+    // `console.log` is the child run's: written only when one ran.
+    (r, if dir.join("console.log").exists() { Fate::Ran } else { Fate::Settled })
 }
 
 fn judge(l: &Listed, dir: &Path, cache: &Path, a: &BoardArgs, netns: bool, r: &mut ServerResult) {
@@ -463,4 +493,25 @@ fn read_report(out: &Path, r: &mut ServerResult) {
         }
     }
     r.areas = areas.into_values().filter(|a| a.pass + a.fail + a.warn + a.error > 0).collect();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_options_are_kept_as_a_digest_and_some_outcomes_are_settled_again() {
+        let args = vec!["--header".to_string(), "Authorization: Bearer s3cret-value".to_string()];
+        let d = options_digest(&args);
+        assert_eq!(d.len(), 16);
+        assert!(!d.contains("s3cret"));
+        assert_ne!(d, options_digest(&args[..1]));
+        assert_eq!(options_digest(&[]), "");
+        for o in ["pass", "fail", "crashed", "no-answer", "hung", "protected"] {
+            assert!(reusable(o), "{o}");
+        }
+        for o in ["needs-secret", "needs-input", "cannot-run", "invalid", "install-failed", "unreachable", "error", "deleted"] {
+            assert!(!reusable(o), "{o}");
+        }
+    }
 }

@@ -85,6 +85,9 @@ struct Seen {
     /// When its result was checked: a server run again since the night
     /// before has a newer one.
     checked: u64,
+    /// The suites that judged it (a change of suites is no regression of
+    /// the server's).
+    suite: String,
     /// The cases that regressed and were fixed in that run (only in the
     /// night it ran).
     regressed: Vec<String>,
@@ -101,8 +104,11 @@ fn night_of(rs: &[(String, ServerResult)], before: Option<&Night>) -> Night {
             let seen = Seen {
                 version: r.version.clone(),
                 outcome: r.outcome.clone(),
-                failures: r.counts.as_ref().map_or(0, |c| c.fail + c.error),
+                // Only a run that reached the server counts failures: one
+                // that did not has every case an error saying so.
+                failures: if history::judged(&r.outcome) { r.counts.as_ref().map_or(0, |c| c.fail + c.error) } else { 0 },
                 checked: r.checked_at_ms,
+                suite: r.suite_digest.clone(),
                 regressed: if ran { history::cases(r, "regression") } else { Vec::new() },
                 fixed: if ran { history::cases(r, "fix") } else { Vec::new() },
             };
@@ -116,7 +122,8 @@ fn strings(v: &Value) -> Vec<String> {
 }
 
 fn read_history(site: &Path) -> Vec<(String, Night)> {
-    let mut nights: Vec<(String, Night)> = std::fs::read_dir(site.join("history"))
+    // In the order they were written (labels need not sort).
+    let mut nights: Vec<(u64, String, Night)> = std::fs::read_dir(site.join("history"))
         .into_iter()
         .flatten()
         .flatten()
@@ -133,17 +140,19 @@ fn read_history(site: &Path) -> Vec<(String, Night)> {
                         outcome: f("outcome"),
                         failures: s["failures"].as_u64().unwrap_or(0),
                         checked: s["checked"].as_u64().unwrap_or(0),
+                        suite: f("suite"),
                         regressed: strings(&s["regressed"]),
                         fixed: strings(&s["fixed"]),
                     };
                     (k.clone(), seen)
                 })
                 .collect();
-            Some((name, n))
+            let name = v["night"].as_str().map_or(name, String::from);
+            Some((v["written_at"].as_u64().unwrap_or(0), name, n))
         })
         .collect();
-    nights.sort_by(|a, b| a.0.cmp(&b.0));
-    nights
+    nights.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+    nights.into_iter().map(|(_, n, s)| (n, s)).collect()
 }
 
 /// A list of cases for a line: the first few, then how many more.
@@ -160,12 +169,17 @@ fn few(cases: &[String]) -> String {
 fn change(old: Option<&Seen>, new: &Seen) -> Option<(bool, String)> {
     let Some(old) = old else { return Some((false, format!("new on the board: {}", new.outcome))) };
     let (ro, rn) = (rank(&old.outcome), rank(&new.outcome));
+    let suites = !old.suite.is_empty() && old.suite != new.suite;
     let worse = if rn != ro {
         rn > ro
     } else if new.failures != old.failures {
-        new.failures > old.failures
+        // More failures under new suites, with no case of the old ones
+        // regressed, are the suites' doing.
+        new.failures > old.failures && !(suites && new.regressed.is_empty())
     } else if !new.regressed.is_empty() || !new.fixed.is_empty() {
         !new.regressed.is_empty()
+    } else if new.outcome != old.outcome {
+        false
     } else {
         return None;
     };
@@ -176,6 +190,9 @@ fn change(old: Option<&Seen>, new: &Seen) -> Option<(bool, String)> {
     }
     if !new.fixed.is_empty() {
         text.push_str(&format!("; fixed: {}", few(&new.fixed)));
+    }
+    if suites {
+        text.push_str("; the suites changed since");
     }
     Some((worse, text))
 }
@@ -195,7 +212,8 @@ pub fn write(site: &Path, night: Option<&str>, keep_history: bool, digest: &str,
         let servers: serde_json::Map<String, Value> = now
             .iter()
             .map(|(k, s)| {
-                let mut v = json!({"version": s.version, "outcome": s.outcome, "failures": s.failures, "checked": s.checked});
+                let mut v =
+                    json!({"version": s.version, "outcome": s.outcome, "failures": s.failures, "checked": s.checked, "suite": s.suite});
                 if !s.regressed.is_empty() {
                     v["regressed"] = json!(s.regressed);
                 }
@@ -205,7 +223,8 @@ pub fn write(site: &Path, night: Option<&str>, keep_history: bool, digest: &str,
                 (k.clone(), v)
             })
             .collect();
-        let _ = std::fs::write(site.join(format!("history/{this}.json")), json!({ "night": this, "servers": servers }).to_string());
+        let night = json!({ "night": this, "written_at": super::now_ms(), "servers": servers });
+        let _ = std::fs::write(site.join(format!("history/{}.json", mcpcert::packages::snapshot::slug(&this))), night.to_string());
         nights.push((this.clone(), now.clone()));
     }
     let mut changes: Vec<(String, bool, String)> = match &before {
@@ -219,7 +238,7 @@ pub fn write(site: &Path, night: Option<&str>, keep_history: bool, digest: &str,
     for (slug, r) in &rs {
         let dir = site.join("servers").join(slug);
         let _ = std::fs::write(dir.join("badge.svg"), badge(r));
-        let _ = std::fs::write(dir.join("index.html"), server_page(r, &nights, &history::versions(&dir)));
+        let _ = std::fs::write(dir.join("index.html"), server_page(slug, r, &nights, &history::versions(&dir)));
     }
     let entries: Vec<Value> = rs
         .iter()
@@ -337,7 +356,7 @@ fn index(rs: &[(String, ServerResult)], night: &str, digest: &str, changes: &[(S
     h
 }
 
-fn server_page(r: &ServerResult, nights: &[(String, Night)], versions: &[(String, ServerResult, bool)]) -> String {
+fn server_page(folder: &str, r: &ServerResult, nights: &[(String, Night)], versions: &[(String, ServerResult, bool)]) -> String {
     let c = r.counts.clone().unwrap_or_default();
     let mut h = format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{} — MCP conformance</title><style>{STYLE}</style></head><body>\n<p><a href=\"../../index.html\">← the board</a></p>\n<h1>{}</h1><p>{}</p>\n<p><img alt=\"badge\" src=\"badge.svg\"> {}</p>\n<table>",
@@ -460,7 +479,51 @@ fn server_page(r: &ServerResult, nights: &[(String, Night)], versions: &[(String
     }
     h.push_str(&format!(
         "</table>\n<h2>Badge</h2><pre>![MCP conformance]({}/badge.svg)</pre>\n</body></html>\n",
-        esc(&format!("servers/{}", mcpcert::packages::snapshot::slug(&r.name)))
+        esc(&format!("servers/{folder}"))
     ));
     h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seen(outcome: &str, failures: u64, suite: &str) -> Seen {
+        Seen { version: "1".into(), outcome: outcome.into(), failures, suite: suite.into(), ..Seen::default() }
+    }
+
+    #[test]
+    fn changes_between_nights_read_truly() {
+        // An outcome that changes within its rank is a change, not silence.
+        let (worse, text) = change(Some(&seen("unreachable", 0, "s")), &seen("hung", 0, "s")).unwrap();
+        assert!(!worse && text.starts_with("unreachable → hung"), "{text}");
+        assert_eq!(change(Some(&seen("pass", 0, "s")), &seen("pass", 0, "s")), None);
+        // More failures: a regression, unless new suites brought them.
+        assert!(change(Some(&seen("fail", 1, "s")), &seen("fail", 2, "s")).unwrap().0);
+        let (worse, text) = change(Some(&seen("fail", 1, "s")), &seen("fail", 2, "t")).unwrap();
+        assert!(!worse && text.ends_with("the suites changed since"), "{text}");
+        // A case that regressed under new suites is still a regression.
+        let mut n = seen("fail", 2, "t");
+        n.regressed = vec!["2026-07-28/tools/x".into()];
+        assert!(change(Some(&seen("fail", 1, "s")), &n).unwrap().0);
+        // The same failures, one case fixed and another regressed.
+        let mut n = seen("fail", 1, "s");
+        n.regressed = vec!["a".into()];
+        n.fixed = vec!["b".into()];
+        let (worse, text) = change(Some(&seen("fail", 1, "s")), &n).unwrap();
+        assert!(worse && text.contains("regressed: a") && text.contains("fixed: b"), "{text}");
+    }
+
+    #[test]
+    fn nights_are_read_in_the_order_they_were_written() {
+        let dir = std::env::temp_dir().join(format!("mcpcert-board-history-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("history")).unwrap();
+        for (label, at) in [("night10", 2000), ("night9", 1000)] {
+            let v = json!({"night": label, "written_at": at, "servers": {"a": {"version": "1", "outcome": "pass", "failures": 0}}});
+            std::fs::write(dir.join(format!("history/{label}.json")), v.to_string()).unwrap();
+        }
+        let nights: Vec<String> = read_history(&dir).into_iter().map(|(n, _)| n).collect();
+        assert_eq!(nights, ["night9", "night10"]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
