@@ -123,7 +123,7 @@ pub fn compare(prev: Option<&Previous>, dir: &Path, r: &mut ServerResult) {
 
 /// Keeps this run's result and verdict list as its version's.
 pub fn archive(dir: &Path, r: &ServerResult) {
-    let to = dir.join("versions").join(mcpcert::packages::snapshot::slug(&r.version));
+    let to = dir.join("versions").join(super::share::folder(&r.version));
     let _ = std::fs::create_dir_all(&to);
     if let Ok(text) = serde_json::to_string_pretty(r) {
         let _ = std::fs::write(to.join("result.json"), text + "\n");

@@ -21,7 +21,7 @@ mod site;
 use crate::EXIT_OK;
 use mcpcert::config::targets::parse_shard;
 use mcpcert::packages::launch::{Supplied, resolve};
-use mcpcert::packages::snapshot::{self, Listed, slug};
+use mcpcert::packages::snapshot::{self, Listed};
 use mcpcert::packages::{self, ThisMachine, install};
 use mcpcert::report::console::Console;
 use serde::{Deserialize, Serialize};
@@ -87,10 +87,13 @@ pub struct ServerResult {
     /// the server): regressions, fixes, new warnings, other changes.
     #[serde(default)]
     pub case_changes: Vec<history::CaseChange>,
-    /// A digest of the `mcpcert run` options given after `--` (empty for
-    /// none): a result of other options is not reused.
+    /// A digest of the run's budget and the `mcpcert run` options given
+    /// after `--`: a result of other options is not reused.
     #[serde(default)]
     pub run_options: String,
+    /// Whether a child `mcpcert run` ran (this board run only).
+    #[serde(skip)]
+    pub ran: bool,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -169,11 +172,11 @@ pub fn board(a: BoardArgs) -> u8 {
     // Every shard takes deleted servers off (a merge keeps the newest
     // result, so the mark wins over last night's result).
     for l in &deleted {
-        if history::withdraw(&a.out.join("servers").join(slug(&l.name)), l, &digest) {
+        if history::withdraw(&a.out.join("servers").join(share::folder(&l.name)), l, &digest) {
             console.line(format!("{}@{}: deleted from the registry: taken off the board (its history stays)", l.name, l.version));
         }
     }
-    let folders = share::folders(&servers);
+    let folders: Vec<String> = servers.iter().map(|l| share::folder(&l.name)).collect();
     let mut listed: Vec<(&Listed, &String)> = servers.iter().zip(folders.iter()).collect();
     if let Some(s) = &a.shard {
         match parse_shard(s) {
@@ -250,14 +253,12 @@ enum Fate {
     Reused = 2,
 }
 
-/// A digest of the options for every run (they may hold secrets: never
-/// kept as they are).
-fn options_digest(args: &[String]) -> String {
-    if args.is_empty() {
-        return String::new();
-    }
+/// A digest of what every run is given: the budget (which decides what
+/// `hung` means) and the options after `--` (never kept as they are: give
+/// secrets through the environment or a config file, not as options).
+fn options_digest(budget: Duration, args: &[String]) -> String {
     use sha2::Digest;
-    let d = sha2::Sha256::digest(args.join("\0").as_bytes());
+    let d = sha2::Sha256::digest(format!("{}\0{}", budget.as_secs(), args.join("\0")).as_bytes());
     d.iter().take(8).map(|b| format!("{b:02x}")).collect()
 }
 
@@ -279,7 +280,7 @@ pub fn last_result(dir: &Path) -> Option<ServerResult> {
 /// done.
 fn one(l: &Listed, dir: &Path, cache: &Path, a: &BoardArgs, digest: &str, netns: bool) -> (ServerResult, Fate) {
     let version = env!("CARGO_PKG_VERSION");
-    let options = options_digest(&a.run_args);
+    let options = options_digest(a.budget, &a.run_args);
     if !a.force
         && let Some(old) = last_result(dir)
         && old.name == l.name
@@ -315,7 +316,14 @@ fn one(l: &Listed, dir: &Path, cache: &Path, a: &BoardArgs, digest: &str, netns:
         compared_with: None,
         case_changes: Vec::new(),
         run_options: options,
+        ran: false,
     };
+    // A folder is the name's alone (share::folder); one holding another
+    // server's result is left as it is.
+    if let Some(other) = last_result(dir).filter(|o| o.name != l.name) {
+        set(&mut r, "invalid", format!("its folder {} holds the result of {}: a digest collision; not run", dir.display(), other.name));
+        return (r, Fate::Settled);
+    }
     let prev = history::previous(dir, &l.name);
     history::clear(dir);
     judge(l, dir, cache, a, netns, &mut r);
@@ -325,8 +333,8 @@ fn one(l: &Listed, dir: &Path, cache: &Path, a: &BoardArgs, digest: &str, netns:
     if let Ok(text) = serde_json::to_string_pretty(&r) {
         let _ = std::fs::write(dir.join("result.json"), text + "\n");
     }
-    // `console.log` is the child run's: written only when one ran.
-    (r, if dir.join("console.log").exists() { Fate::Ran } else { Fate::Settled })
+    let fate = if r.ran { Fate::Ran } else { Fate::Settled };
+    (r, fate)
 }
 
 fn judge(l: &Listed, dir: &Path, cache: &Path, a: &BoardArgs, netns: bool, r: &mut ServerResult) {
@@ -401,7 +409,10 @@ fn judge(l: &Listed, dir: &Path, cache: &Path, a: &BoardArgs, netns: bool, r: &m
     cmd.stdout(log.as_ref().and_then(|f| f.try_clone().ok()).map(Stdio::from).unwrap_or(Stdio::null()));
     cmd.stderr(log.map(Stdio::from).unwrap_or(Stdio::null()));
     let (code, hung) = match wait_budget(cmd, a.budget) {
-        Ok(x) => x,
+        Ok(x) => {
+            r.ran = true;
+            x
+        }
         Err(e) => return set(r, "error", e),
     };
     read_report(&out, r);
@@ -502,11 +513,12 @@ mod tests {
     #[test]
     fn run_options_are_kept_as_a_digest_and_some_outcomes_are_settled_again() {
         let args = vec!["--header".to_string(), "Authorization: Bearer s3cret-value".to_string()];
-        let d = options_digest(&args);
+        let budget = Duration::from_secs(300);
+        let d = options_digest(budget, &args);
         assert_eq!(d.len(), 16);
         assert!(!d.contains("s3cret"));
-        assert_ne!(d, options_digest(&args[..1]));
-        assert_eq!(options_digest(&[]), "");
+        assert_ne!(d, options_digest(budget, &args[..1]));
+        assert_ne!(d, options_digest(Duration::from_secs(60), &args));
         for o in ["pass", "fail", "crashed", "no-answer", "hung", "protected"] {
             assert!(reusable(o), "{o}");
         }

@@ -2,7 +2,7 @@
 //! folder, its shard, and the merge of the shards' parts.
 
 use super::last_result;
-use mcpcert::packages::snapshot::{Listed, slug};
+use mcpcert::packages::snapshot::slug;
 use std::path::Path;
 
 /// Where a shard keeps the snapshot entries it could not read, for the merge.
@@ -21,28 +21,26 @@ pub fn shard_by_name(name: &str, n: usize) -> usize {
     (u64::from_be_bytes([d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]]) % n.max(1) as u64) as usize
 }
 
-/// Each server's folder under `servers/`: its name as `slug` writes it; a
-/// name that another server's also becomes (`a/b c` and `a/b_c`) gets its
-/// own with a digest of the name, from the whole listing, so that every
-/// shard agrees.
-pub fn folders(listed: &[Listed]) -> Vec<String> {
-    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
-    for l in listed {
-        *seen.entry(slug(&l.name)).or_default() += 1;
+/// A server's folder under `servers/`, from its name alone (so that it
+/// never moves, whatever a night's listing holds): the name with `/` as
+/// `__` when that can be read back as exactly this name (letters, digits,
+/// `.`, `_`, `-`, at most one `/`, no `__`, not starting with `.`); else
+/// `slug` of it, `~`, and a digest of the name (no plain folder has a `~`).
+pub fn folder(name: &str) -> String {
+    let plain = !name.is_empty()
+        && !name.starts_with('.')
+        && !name.contains("__")
+        && name.matches('/').count() <= 1
+        && !name.starts_with('/')
+        && !name.ends_with('/')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '/'));
+    if plain {
+        return slug(name);
     }
-    listed
-        .iter()
-        .map(|l| {
-            let s = slug(&l.name);
-            if seen[&s] > 1 {
-                use sha2::Digest;
-                let d = sha2::Sha256::digest(l.name.as_bytes());
-                format!("{s}-{:02x}{:02x}{:02x}{:02x}", d[0], d[1], d[2], d[3])
-            } else {
-                s
-            }
-        })
-        .collect()
+    use sha2::Digest;
+    let d = sha2::Sha256::digest(name.as_bytes());
+    let tag: String = d.iter().take(6).map(|b| format!("{b:02x}")).collect();
+    format!("{}~{tag}", slug(name))
 }
 
 /// Copies each entry of `from` absent from `to`.
@@ -94,16 +92,17 @@ fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
 mod tests {
     use super::*;
 
-    fn listed(name: &str) -> Listed {
-        Listed { name: name.into(), version: "1".into(), server: serde_json::json!({}), official: None, source: "t".into() }
-    }
-
     #[test]
-    fn names_that_would_share_a_folder_each_get_their_own() {
-        let got = folders(&[listed("io.x/a b"), listed("io.x/a_b"), listed("io.x/c")]);
-        assert_eq!(got[2], "io.x__c");
-        assert!(got[0].starts_with("io.x__a_b-") && got[1].starts_with("io.x__a_b-") && got[0] != got[1], "{got:?}");
-        assert_eq!(got, folders(&[listed("io.x/a b"), listed("io.x/a_b"), listed("io.x/c")]));
+    fn a_folder_is_the_name_s_alone_and_never_shared() {
+        assert_eq!(folder("io.github.x/server-1"), "io.github.x__server-1");
+        let odd = ["io.x/a b", "io.x/a_b ", "io.x/a__b", "io.x__a/b", "a/b/c", "../x", ".x/y", "io.x/ünï", "/x", ""];
+        let mut all: Vec<String> = odd.iter().map(|n| folder(n)).collect();
+        all.push(folder("io.x/a_b"));
+        for (n, f) in odd.iter().zip(&all) {
+            assert!(f.contains('~') && !f.contains('/') && !f.starts_with('.'), "{n}: {f}");
+        }
+        let unique: std::collections::BTreeSet<&String> = all.iter().collect();
+        assert_eq!(unique.len(), all.len(), "{all:?}");
     }
 
     #[test]

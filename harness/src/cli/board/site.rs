@@ -170,12 +170,14 @@ fn change(old: Option<&Seen>, new: &Seen) -> Option<(bool, String)> {
     let Some(old) = old else { return Some((false, format!("new on the board: {}", new.outcome))) };
     let (ro, rn) = (rank(&old.outcome), rank(&new.outcome));
     let suites = !old.suite.is_empty() && old.suite != new.suite;
+    // More failures under new suites (even pass → fail), with no case of
+    // the old ones regressed, are the suites' doing.
+    let judged = history::judged(&old.outcome) && history::judged(&new.outcome);
+    let suites_did = suites && judged && new.regressed.is_empty();
     let worse = if rn != ro {
-        rn > ro
+        rn > ro && !suites_did
     } else if new.failures != old.failures {
-        // More failures under new suites, with no case of the old ones
-        // regressed, are the suites' doing.
-        new.failures > old.failures && !(suites && new.regressed.is_empty())
+        new.failures > old.failures && !suites_did
     } else if !new.regressed.is_empty() || !new.fixed.is_empty() {
         !new.regressed.is_empty()
     } else if new.outcome != old.outcome {
@@ -502,6 +504,10 @@ mod tests {
         assert!(change(Some(&seen("fail", 1, "s")), &seen("fail", 2, "s")).unwrap().0);
         let (worse, text) = change(Some(&seen("fail", 1, "s")), &seen("fail", 2, "t")).unwrap();
         assert!(!worse && text.ends_with("the suites changed since"), "{text}");
+        let (worse, text) = change(Some(&seen("pass", 0, "s")), &seen("fail", 1, "t")).unwrap();
+        assert!(!worse && text.starts_with("pass → fail"), "{text}");
+        // A crash is worse whatever the suites.
+        assert!(change(Some(&seen("pass", 0, "s")), &seen("crashed", 0, "t")).unwrap().0);
         // A case that regressed under new suites is still a regression.
         let mut n = seen("fail", 2, "t");
         n.regressed = vec!["2026-07-28/tools/x".into()];
