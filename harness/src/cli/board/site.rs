@@ -226,7 +226,7 @@ pub fn write(site: &Path, night: Option<&str>, keep_history: bool, digest: &str,
             })
             .collect();
         let night = json!({ "night": this, "written_at": super::now_ms(), "servers": servers });
-        let _ = std::fs::write(site.join(format!("history/{}.json", mcpcert::packages::snapshot::slug(&this))), night.to_string());
+        let _ = std::fs::write(site.join(format!("history/{}.json", super::share::folder(&this))), night.to_string());
         nights.push((this.clone(), now.clone()));
     }
     let mut changes: Vec<(String, bool, String)> = match &before {
