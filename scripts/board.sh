@@ -5,8 +5,8 @@
 # an MCPB bundle; two remotes, mcpcert's reference server started here on
 # loopback, one of them protected by OAuth), over two nights:
 #   night 1: every server installed into $MCPCERT_INTEROP_DIR/board-cache
-#            and run (`mcpcert board`, -j 2), in a network namespace where
-#            the machine allows one;
+#            and run (`mcpcert board`, -j 2), installer and server in the
+#            sandbox (bubblewrap: installed here with apt-get when missing);
 #   night 2: the snapshot again with one change (the reference remote's next
 #            version, which breaks a MUST): only that server runs again;
 # then the same first night in 3 shards, merged, must give night 1's
@@ -34,6 +34,16 @@ if [ -z "$chromium" ]; then
   fi
 fi
 export CHROMIUM=$chromium
+# The board starts packages only in a sandbox: bubblewrap.
+if ! command -v bwrap >/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q bubblewrap >/dev/null ||
+      { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q bubblewrap >/dev/null; } ||
+      die "apt-get install bubblewrap failed"
+  else
+    die "no bwrap: install bubblewrap (the board starts packages only in its sandbox)"
+  fi
+fi
 npm_ci fixtures/html "$dir/html"
 cp fixtures/html/board-check.mjs "$dir/html/"
 cargo build -q --workspace || die "building mcpcert failed"
@@ -41,7 +51,7 @@ m=$(cd "$target/debug" && pwd)/mcpcert
 ref=$(cd "$target/debug" && pwd)/mcpcert-refserver
 out=reports/board
 rm -rf "$out"
-mkdir -p "$out/work/files"
+mkdir -p "$out/work"
 status=0
 say() { printf '%s\n' "$*"; }
 pids=""
@@ -71,12 +81,22 @@ snapshot() {
 }
 snapshot 1 1.0.0 "$ref_url"
 snapshot 2 1.0.1 "$ref_url_2"
-# The values some servers need, as an operator gives them: a directory for
-# the filesystem servers, a repository for git, a database file for sqlite.
-export MCPCERT_INPUT_ALLOWED_DIRECTORY=$(pwd)/$out/work/files
+# The values some servers need, as an operator gives them, each to its own
+# server (board --inputs): a folder for the filesystem servers and a
+# repository for git (both shared with the sandboxed server), a database
+# file for sqlite (in the server's private /tmp).
+mkdir -p "$out/work/files"
 git init -q "$out/work/repo" && git -C "$out/work/repo" -c user.name=t -c user.email=t@mcpcert.invalid commit -q --allow-empty -m init
-export MCPCERT_INPUT_REPOSITORY=$(pwd)/$out/work/repo
-export MCPCERT_INPUT_DB_PATH=$(pwd)/$out/work/db.sqlite
+cat >"$out/work/inputs.toml" <<'TOML'
+["io.github.modelcontextprotocol/filesystem"]
+allowed_directory = { path = "files" }
+["io.github.mcpcert-fixture/filesystem-2025-03"]
+allowed_directory = { path = "files" }
+["io.github.modelcontextprotocol/git"]
+repository = { path = "repo" }
+["io.github.modelcontextprotocol/sqlite"]
+db_path = "/tmp/mcpcert-board.sqlite"
+TOML
 # Installs resolve dependencies as of a fixed day (npm's `before`), and the
 # Python ones the interop pins have at those versions (a pip constraint), so
 # that an outcome changes only when this fixture does.
@@ -84,7 +104,7 @@ export npm_config_before=2026-12-01T00:00:00.000Z
 grep -v '^mcp-server-' fixtures/interop/requirements.txt >"$out/work/constraints.txt"
 export PIP_CONSTRAINT=$(pwd)/$out/work/constraints.txt
 cache=$dir/board-cache
-board() { "$m" board --cache "$cache" -j 2 --budget-s 90 "$@"; }
+board() { "$m" board --cache "$cache" --inputs "$out/work/inputs.toml" -j 2 --budget-s 90 "$@"; }
 
 if [ "$bench" = --bench ]; then
   cache=$(pwd)/$out/bench-cache

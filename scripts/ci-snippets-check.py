@@ -15,6 +15,9 @@ The snippets are the fenced YAML blocks of README.md and docs/ci.md marked
   then a second in which one of them (the first shard's) has a new, broken
   version: only it runs again, and the site names its regression (the
   other shards' copies of last night's result do not win the merge).
+  Their structure is checked too: the shard jobs, which run packages, set
+  up the sandbox first and have no write permission; the publishing jobs
+  only merge.
 
 The release binary comes from a release folder built here
 (scripts/release-build.sh, served as a file:// URL); the servers are the
@@ -90,7 +93,7 @@ def github_jobs(lines):
     for line in lines:
         if line.startswith("env:"):
             env = flow_map(line)
-        m = re.match(r"^  ([\w-]+):\s*$", line)
+        m = re.match(r"^  ([\w-]+):\s*(#.*)?$", line)
         if m:
             job = m.group(1)
             jobs[job] = []
@@ -224,16 +227,56 @@ def start_ref(ref, work, name, *args):
     return p, f"http://127.0.0.1:{port}/mcp"
 
 
+def github_sections(lines):
+    """job name -> its lines (under `jobs:`)."""
+    out, job = {}, None
+    for line in lines:
+        m = re.match(r"^  ([\w-]+):\s*(#.*)?$", line)
+        if m:
+            job = m.group(1)
+            out[job] = []
+        elif job:
+            out[job].append(line)
+    return out
+
+
+def board_structure(gh_lines, gh, gl):
+    """The board workflows keep tokens away from untrusted code: the jobs
+    that run packages (the shards) set up the sandbox first and hold no
+    write permission; only the publishing job, which runs no package
+    (every board call in it merges), may deploy."""
+    sec = github_sections(gh_lines)
+    perms = {j: " ".join(l for l in ls if l.strip().startswith("permissions:")) for j, ls in sec.items()}
+    if not perms["shard"] or "write" in perms["shard"]:
+        fail(f"the GitHub board workflow's shard job must set read-only permissions: {perms['shard']!r}")
+    if "pages: write" not in perms["site"]:
+        fail("the GitHub board workflow's site job deploys Pages: it needs pages: write")
+    checkout = [i for i, l in enumerate(sec["shard"]) if "actions/checkout" in l]
+    if checkout and "persist-credentials: false" not in " ".join(sec["shard"][checkout[0]:checkout[0] + 2]):
+        fail("the GitHub board workflow's shard job checks out with persisted credentials: set persist-credentials: false")
+    for flavour, shard, publish in (("GitHub", gh["shard"], gh["site"]), ("GitLab", gl["board-shard"]["script"], gl["pages"]["script"])):
+        boards = [i for i, l in enumerate(shard) if "mcpcert board" in l and "--merge" not in l]
+        setup = [i for i, l in enumerate(shard) if "bubblewrap" in l]
+        if not boards or not setup or setup[0] > boards[0]:
+            fail(f"the {flavour} board workflow's shard job must set up the sandbox (bubblewrap) before it runs the board")
+        if any("--no-sandbox" in l for l in shard):
+            fail(f"the {flavour} board workflow's shard job runs packages with --no-sandbox")
+        if any("mcpcert board" in l and "--merge" not in l for l in publish):
+            fail(f"the {flavour} board workflow's publishing job runs packages: it must only merge (board --merge)")
+
+
 def board_snippets(work, ref, with_release):
     import json
     import time
-    gh_env, gh = github_jobs(snippet("docs/board.md", "github-board"))
+    gh_lines = snippet("docs/board.md", "github-board")
+    gh_env, gh = github_jobs(gh_lines)
     if set(gh) != {"shard", "site"}:
         fail(f"the GitHub board workflow has jobs {sorted(gh)}, not shard and site")
     gl = gitlab_jobs(snippet("docs/board.md", "gitlab-board"))
     for j in ("board-shard", "pages"):
         if j not in gl:
             fail(f"the GitLab board workflow has no {j} job")
+    board_structure(gh_lines, gh, gl)
     procs = []
     try:
         urls = {}
@@ -253,6 +296,9 @@ def board_snippets(work, ref, with_release):
                 sj = {"name": f"io.github.mcpcert-check/{name}", "description": f"{name}, a loopback remote", "version": version,
                       "remotes": [{"type": "streamable-http", "url": url}]}
                 json.dump(sj, open(os.path.join(d, "snapshot", f"{name}.json"), "w"))
+            # The values the servers need (these remotes need none).
+            with open(os.path.join(d, "inputs.toml"), "w") as f:
+                f.write('["io.github.mcpcert-check/alpha"]\nregion = "nowhere"\n')
 
         for flavour in ("github", "gitlab"):
             previous = None

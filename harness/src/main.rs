@@ -133,8 +133,8 @@ enum Cmd {
     /// A conformance board over a registry snapshot: every server (latest
     /// version) of SNAPSHOT (registry listing pages, or folders of
     /// server.json files) installed once into --cache, run with a time
-    /// budget (in a network namespace of its own where the machine allows
-    /// one), its result kept in OUT/servers/<name>/ (not run again while its
+    /// budget (each installer and server in a sandbox: bubblewrap, no
+    /// network, no secret, no file but its own), its result kept in OUT/servers/<name>/ (not run again while its
     /// version and the suites are unchanged); then the site: index.html,
     /// a page and badge.svg per server, board.json, history/. Third-party
     /// packages are installed and started: run it where that is wanted.
@@ -165,9 +165,16 @@ enum Cmd {
         /// Run every server again, changed or not.
         #[arg(long)]
         force: bool,
-        /// Do not run servers in a network namespace of their own.
+        /// Start packages without a sandbox (where none can be had): they
+        /// see this machine's files, network and environment; every page
+        /// says so.
         #[arg(long)]
         no_sandbox: bool,
+        /// The values servers need, each given to one server by its
+        /// registry name (a TOML file: `["NAME"] INPUT = "value"`, `{ env =
+        /// "VAR" }` or `{ path = "DIR" }`, a folder shared with it).
+        #[arg(long, value_name = "FILE")]
+        inputs: Option<PathBuf>,
         /// Read the snapshot from a registry's API (GET
         /// URL/v0.1/servers?version=latest, page after page), saved under
         /// OUT/snapshot/ first.
@@ -279,6 +286,20 @@ struct RunArgs {
     /// $MCPCERT_CACHE, else ~/.cache/mcpcert).
     #[arg(long, value_name = "DIR", requires = "server_json")]
     cache: Option<PathBuf>,
+    /// Start the package without a sandbox (where none can be had: it sees
+    /// this machine's files, network and environment; the report says so).
+    #[arg(long, requires = "server_json")]
+    no_sandbox: bool,
+    /// Give the sandboxed package mcpcert's whole environment, not only the
+    /// values its server.json declares (a vendor checking their own
+    /// package; its files and network stay closed).
+    #[arg(long, requires = "server_json")]
+    inherit_env: bool,
+    /// A folder the sandboxed package may read and write, at the same path
+    /// (repeatable): a directory a filesystem server is given, a database
+    /// file's folder.
+    #[arg(long, value_name = "DIR", requires = "server_json")]
+    share: Vec<PathBuf>,
     /// TOML target file (command or URL, env, headers from env vars, timeouts).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
@@ -509,23 +530,37 @@ fn main() -> ExitCode {
             ExitCode::from(run(args))
         }
         Cmd::Fuzz(args) => ExitCode::from(cli::fuzz::fuzz(args)),
-        Cmd::Board { snapshot, out, cache, shard, budget_s, jobs, merge, night, force, no_sandbox, registry, updated_since, run_args } => {
-            ExitCode::from(cli::board::board(cli::board::BoardArgs {
-                snapshot,
-                out,
-                cache,
-                shard,
-                budget: std::time::Duration::from_secs(budget_s),
-                jobs,
-                merge,
-                night,
-                force,
-                no_sandbox,
-                registry,
-                updated_since,
-                run_args,
-            }))
-        }
+        Cmd::Board {
+            snapshot,
+            out,
+            cache,
+            shard,
+            budget_s,
+            jobs,
+            merge,
+            night,
+            force,
+            no_sandbox,
+            inputs,
+            registry,
+            updated_since,
+            run_args,
+        } => ExitCode::from(cli::board::board(cli::board::BoardArgs {
+            snapshot,
+            out,
+            cache,
+            shard,
+            budget: std::time::Duration::from_secs(budget_s),
+            jobs,
+            merge,
+            night,
+            force,
+            no_sandbox,
+            inputs,
+            registry,
+            updated_since,
+            run_args,
+        })),
         Cmd::Lint { file, revision, config, json } => ExitCode::from(lint(&file, &revision, config.as_ref(), json)),
         Cmd::ContractDiff { old, new, json } => ExitCode::from(contract_diff(&old, &new, json)),
         Cmd::Matrix { targets, jobs, out, shard, timeout_s, junit_warn, junit_na, run_args } => {

@@ -159,7 +159,7 @@ pub fn run_all_kept(setup: &Setup) -> (BTreeMap<String, CaseResult>, Option<Http
                 quote(&profile().display().to_string()),
                 quote(&argv.join(" "))
             );
-            (TargetSpec::Stdio(StdioSpec { argv, env: vec![], cwd: None }), base)
+            (TargetSpec::Stdio(StdioSpec { argv, env: vec![], cwd: None, clear_env: false }), base)
         }
         _ => {
             let s = start_http(&setup.server_args());
@@ -373,4 +373,34 @@ pub fn replay_sse(case: &CaseResult, name: &str) -> Option<Result<(), String>> {
         return None;
     }
     Some(if said.contains(": 1 reproducers replayed, 0 differ") { Ok(()) } else { Err(said) })
+}
+
+/// The reference server's binary inside a package folder `dir` (a hard
+/// link, else a copy): a sandboxed package sees no folder but its own.
+pub fn refserver_in(dir: &std::path::Path) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let to = dir.join("mcpcert-refserver");
+    let _ = std::fs::remove_file(&to);
+    if std::fs::hard_link(refserver(), &to).is_err() {
+        std::fs::copy(refserver(), &to).unwrap();
+    }
+    to
+}
+
+/// Whether this machine gives packages a sandbox; where it does not, the
+/// tests that start packages say so and pass `--no-sandbox`.
+pub fn sandboxed() -> bool {
+    static OK: OnceLock<bool> = OnceLock::new();
+    *OK.get_or_init(|| match mcpcert::packages::sandbox::find() {
+        Ok(_) => true,
+        Err(e) => {
+            eprintln!("{e}: packages start with --no-sandbox here");
+            false
+        }
+    })
+}
+
+/// `--no-sandbox` where this machine gives no sandbox.
+pub fn sandbox_args() -> &'static [&'static str] {
+    if sandboxed() { &[] } else { &["--no-sandbox"] }
 }

@@ -79,7 +79,7 @@ fn fake_install(cache: &Path) {
     let d = cache.join("npm/fake-ref-server@1.2.3");
     write(&d.join("node_modules/fake-ref-server/package.json"), r#"{"name":"fake-ref-server","bin":"cli.js"}"#);
     let bin = d.join("node_modules/.bin/fake-ref-server");
-    write(&bin, &format!("#!/bin/sh\n[ \"$REF_TOKEN\" = \"{SECRET}\" ] || exit 7\nexec {} \"$@\"\n", refserver().display()));
+    write(&bin, &format!("#!/bin/sh\n[ \"$REF_TOKEN\" = \"{SECRET}\" ] || exit 7\nexec {} \"$@\"\n", refserver_in(&d).display()));
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
     write(&d.join(".mcpcert-installed"), "");
@@ -108,6 +108,7 @@ fn a_package_entry_starts_from_the_cache_with_its_arguments_and_environment() {
         .arg(&sj)
         .arg("--out")
         .arg(dir.join("r"))
+        .args(sandbox_args())
         .env("REF_TOKEN", SECRET)
         .output()
         .unwrap();
@@ -125,7 +126,7 @@ fn a_package_entry_starts_from_the_cache_with_its_arguments_and_environment() {
     assert_eq!(c["verdict"], "warn");
     let repro = c["reproducer"].as_str().unwrap();
     assert!(repro.contains("--server-json") && repro.contains("--pick package:1 --cache"), "{repro}");
-    assert_eq!(rep["target"]["env"], serde_json::json!(["REF_TOKEN=[redacted]"]));
+    assert!(rep["target"]["env"].as_array().unwrap().contains(&serde_json::json!("REF_TOKEN=[redacted]")), "{}", rep["target"]);
     assert!(!all_text(&dir.join("r")).contains(SECRET));
 
     // The same entry as a matrix target.
@@ -141,6 +142,7 @@ fn a_package_entry_starts_from_the_cache_with_its_arguments_and_environment() {
         .arg("--")
         .arg("--cache")
         .arg(&cache)
+        .args(sandbox_args())
         .env("REF_TOKEN", SECRET)
         .output()
         .unwrap();
@@ -174,6 +176,7 @@ fn a_package_that_cannot_be_installed_is_said_so_and_nothing_runs() {
         .arg(dir.join("cache"))
         .arg("--out")
         .arg(dir.join("r"))
+        .args(sandbox_args())
         .env("npm_config_fetch_retries", "0")
         .env("npm_config_fetch_timeout", "3000")
         .output()
@@ -183,4 +186,49 @@ fn a_package_that_cannot_be_installed_is_said_so_and_nothing_runs() {
     assert!(err.contains("io.github.example/none@0.0.1 package:1 could not be installed: `npm install"), "{err}");
     assert!(err.contains("the installer's last lines"), "{err}");
     assert!(!dir.join("cache/npm/mcpcert-no-such-package@0.0.1/.mcpcert-installed").exists());
+}
+
+#[test]
+fn without_a_sandbox_a_package_is_not_started_unless_told() {
+    if mcpcert::packages::find_program("npm").is_none() {
+        eprintln!("npm is not on PATH; skipped");
+        return;
+    }
+    let dir = outdir("sj-nosandbox");
+    let cache = dir.join("cache");
+    fake_install(&cache);
+    let sj = dir.join("server.json");
+    write(&sj, PACKAGE);
+    // A PATH with npm and no sandbox tool.
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    for p in ["npm", "node"] {
+        if let Some(found) = mcpcert::packages::find_program(p) {
+            std::os::unix::fs::symlink(found, bin.join(p)).unwrap();
+        }
+    }
+    let run = |extra: &[&str]| {
+        let out = mcpcert()
+            .args(["run", "--revision", "2026-07-28", "lifecycle/discover-result-shape", "--cache"])
+            .arg(&cache)
+            .arg("--server-json")
+            .arg(&sj)
+            .arg("--out")
+            .arg(dir.join("r"))
+            .args(extra)
+            .env("PATH", &bin)
+            .env("REF_TOKEN", SECRET)
+            .output()
+            .unwrap();
+        (out.status.code(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+    };
+    let (code, console) = run(&[]);
+    assert_eq!(code, Some(2), "{console}");
+    assert!(console.contains("no sandbox for third-party code on this machine") && console.contains("--no-sandbox"), "{console}");
+    assert!(!dir.join("r/report.json").exists(), "nothing ran");
+    let (code, console) = run(&["--no-sandbox"]);
+    assert_eq!(code, Some(0), "{console}");
+    assert!(console.contains("sandbox: none (--no-sandbox)"), "{console}");
+    let rep = report(&dir.join("r"));
+    assert!(rep["target"]["server_json"]["sandbox"].as_str().unwrap().starts_with("none (--no-sandbox)"), "{}", rep["target"]);
 }

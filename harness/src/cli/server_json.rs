@@ -6,6 +6,7 @@
 use crate::{EXIT_UNREACHABLE, RunArgs, usage};
 use mcpcert::config::{self, ConfigFile};
 use mcpcert::packages::launch::{Launch, Supplied, resolve};
+use mcpcert::packages::sandbox::{self, Role};
 use mcpcert::packages::{self, ThisMachine, install};
 use mcpcert::report::console::{Console, err_line};
 use mcpcert::transport::{HttpSpec, StdioSpec, TargetSpec, shell_quote};
@@ -54,6 +55,7 @@ pub fn target(path: &Path, args: &RunArgs, cfg_file: Option<&(PathBuf, ConfigFil
         console.line(format!("note: {n}"));
     }
     let mut rerun = format!(" --server-json {} --pick {}", shell_quote(&path.display().to_string()), entry.id());
+    let mut isolation = "none: a remote is reached over the network".to_string();
     let target = match resolved.launch {
         Launch::Http { url, mut headers } => {
             if !(url.starts_with("http://") || url.starts_with("https://")) {
@@ -73,12 +75,39 @@ pub fn target(path: &Path, args: &RunArgs, cfg_file: Option<&(PathBuf, ConfigFil
             })
         }
         Launch::Stdio { install: what, args: tail, env: mut envs } => {
+            let oci = matches!(what, mcpcert::packages::launch::Install::Oci { .. });
+            // A package runs in the sandbox (an image in its container,
+            // which `docker run`'s own options close): none here stops
+            // the run before anything is installed, unless --no-sandbox.
+            let sandbox = if args.no_sandbox || oci {
+                None
+            } else {
+                match sandbox::find() {
+                    Ok(sb) => Some(sb),
+                    Err(remedy) => return Err(usage(format!("{} {}: {remedy}", sj.label(), entry.id()))),
+                }
+            };
+            isolation = match (&sandbox, oci) {
+                (Some(sb), _) => sb.describe(),
+                (None, true) => "the container's: no network, a read-only root, no capabilities (docker/podman run options)".into(),
+                (None, false) => "none (--no-sandbox): the package sees this machine's files, network and environment".into(),
+            };
+            console.line(format!("sandbox: {isolation}"));
             let cache = args.cache.clone().unwrap_or_else(install::default_cache);
             if let Some(c) = &args.cache {
                 rerun.push_str(&format!(" --cache {}", shell_quote(&c.display().to_string())));
             }
+            if args.no_sandbox {
+                rerun.push_str(" --no-sandbox");
+            }
+            if args.inherit_env {
+                rerun.push_str(" --inherit-env");
+            }
+            for d in &args.share {
+                rerun.push_str(&format!(" --share {}", shell_quote(&d.display().to_string())));
+            }
             let mut say = |l: String| console.line(l);
-            let got = match install::install(&what, &cache, &mut say) {
+            let got = match install::install(&what, &cache, sandbox.as_ref(), &mut say) {
                 Ok(g) => g,
                 Err(e) => {
                     err_line(format!("error: {} {} could not be installed: {e}", sj.label(), entry.id()));
@@ -97,7 +126,28 @@ pub fn target(path: &Path, args: &RunArgs, cfg_file: Option<&(PathBuf, ConfigFil
                 .and_then(|(p, c)| c.target.cwd.as_ref().map(|d| p.parent().unwrap_or(Path::new(".")).join(d).display().to_string()));
             let mut argv = got.program;
             argv.extend(tail);
-            TargetSpec::Stdio(StdioSpec { argv, env: envs, cwd })
+            match (&sandbox, &got.dir) {
+                (Some(sb), Some(dir)) => {
+                    let mut shared = Vec::new();
+                    for d in &args.share {
+                        match std::fs::canonicalize(d) {
+                            Ok(p) if p.is_dir() => shared.push(p),
+                            _ => return Err(usage(format!("--share {}: not a folder", d.display()))),
+                        }
+                    }
+                    if cwd.is_some() {
+                        console.line("note: [target] cwd is not used in the sandbox: the server starts in its private HOME");
+                    }
+                    let w = sb.wrap(Role::Server, dir, &shared, &argv, &envs);
+                    let mut env = w.env;
+                    if args.inherit_env {
+                        let declared: Vec<String> = env.iter().map(|(k, _)| k.clone()).collect();
+                        env.extend(std::env::vars().filter(|(k, _)| !declared.contains(k)));
+                    }
+                    TargetSpec::Stdio(StdioSpec { argv: w.argv, env, cwd: w.cwd, clear_env: true })
+                }
+                _ => TargetSpec::Stdio(StdioSpec { argv, env: envs, cwd, clear_env: false }),
+            }
         }
     };
     let origin = serde_json::json!({
@@ -106,6 +156,7 @@ pub fn target(path: &Path, args: &RunArgs, cfg_file: Option<&(PathBuf, ConfigFil
         "version": sj.version,
         "entry": entry.id(),
         "what": entry.describe(),
+        "sandbox": isolation,
     });
     Ok(FromServerJson { target, secrets: resolved.secrets, rerun, origin })
 }

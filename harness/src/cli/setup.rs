@@ -27,7 +27,7 @@ pub fn target_of(stdio: Option<&str>, http: Option<&str>, cfg_file: Option<&(Pat
                     (c.target.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(), cwd)
                 })
                 .unwrap_or_default();
-            Ok(TargetSpec::Stdio(StdioSpec { argv, env, cwd }))
+            Ok(TargetSpec::Stdio(StdioSpec { argv, env, cwd, clear_env: false }))
         }
         (None, Some(u)) => {
             let headers = match cfg_file {

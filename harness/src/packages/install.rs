@@ -10,6 +10,8 @@
 //! `install.log`, and is stopped after a time limit.
 
 use super::launch::Install;
+use super::sandbox::{Role, Sandbox};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -77,8 +79,10 @@ pub fn folder(cache: &Path, install: &Install) -> Option<PathBuf> {
 }
 
 /// Install (unless the cache has it) and say what starts it. `say` gets a
-/// line before a fresh install.
-pub fn install(install: &Install, cache: &Path, say: &mut dyn FnMut(String)) -> Result<Installed, InstallError> {
+/// line before a fresh install. With a sandbox, each installer command
+/// runs in it (the network, its package folder writable, nothing else of
+/// the machine's: install scripts run there).
+pub fn install(install: &Install, cache: &Path, sandbox: Option<&Sandbox>, say: &mut dyn FnMut(String)) -> Result<Installed, InstallError> {
     let started = Instant::now();
     let Some(dir) = folder(cache, install) else {
         let Install::Oci { argv } = install else { unreachable!("only an image has no folder") };
@@ -89,9 +93,12 @@ pub fn install(install: &Install, cache: &Path, say: &mut dyn FnMut(String)) -> 
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).map_err(|e| err(format!("cannot create {}: {e}", dir.display())))?;
         say(format!("installing {} into {} (once: later runs reuse it)", what(install), dir.display()));
+        if let Some(sb) = sandbox {
+            sb.prepare_folder(&dir).map_err(|e| err(format!("cannot give {} to the sandbox's user: {e}", dir.display())))?;
+        }
         match install {
-            Install::Npm { name, version, registry } => npm(&dir, name, version, registry.as_deref())?,
-            Install::Pypi { name, version, index } => pypi(&dir, name, version, index.as_deref())?,
+            Install::Npm { name, version, registry } => npm(&dir, name, version, registry.as_deref(), sandbox)?,
+            Install::Pypi { name, version, index } => pypi(&dir, name, version, index.as_deref(), sandbox)?,
             Install::Oci { .. } => unreachable!(),
         }
     }
@@ -114,9 +121,9 @@ fn what(i: &Install) -> String {
     }
 }
 
-/// Runs `argv` in `dir`, output appended to `dir/install.log`, within the
-/// time limit.
-fn step(dir: &Path, argv: &[String]) -> Result<(), InstallError> {
+/// Runs `argv` in `dir` (in the sandbox, when there is one), output
+/// appended to `dir/install.log`, within the time limit.
+fn step(dir: &Path, argv: &[String], sandbox: Option<&Sandbox>) -> Result<(), InstallError> {
     let log_path = dir.join("install.log");
     let tail = || {
         let text = std::fs::read_to_string(&log_path).unwrap_or_default();
@@ -125,8 +132,20 @@ fn step(dir: &Path, argv: &[String]) -> Result<(), InstallError> {
     };
     let log =
         std::fs::OpenOptions::new().create(true).append(true).open(&log_path).map_err(|e| err(format!("{}: {e}", log_path.display())))?;
-    let mut cmd = Command::new(&argv[0]);
-    cmd.args(&argv[1..]).current_dir(dir).stdin(Stdio::null());
+    let mut cmd = match sandbox {
+        Some(sb) => {
+            let w = sb.wrap(Role::Installer, dir, &[], argv, &[]);
+            let mut c = Command::new(&w.argv[0]);
+            c.args(&w.argv[1..]).env_clear().envs(w.env).current_dir(w.cwd.as_deref().map(Path::new).unwrap_or(dir));
+            c
+        }
+        None => {
+            let mut c = Command::new(&argv[0]);
+            c.args(&argv[1..]).current_dir(dir);
+            c
+        }
+    };
+    cmd.stdin(Stdio::null()).process_group(0);
     cmd.stdout(log.try_clone().map(Stdio::from).unwrap_or(Stdio::null())).stderr(Stdio::from(log));
     let shown = argv.join(" ");
     let mut child = cmd.spawn().map_err(|e| err(format!("cannot run `{shown}`: {e}")))?;
@@ -136,6 +155,9 @@ fn step(dir: &Path, argv: &[String]) -> Result<(), InstallError> {
             Ok(Some(st)) if st.success() => return Ok(()),
             Ok(Some(st)) => return Err(InstallError { problem: format!("`{shown}` failed ({st})"), log_tail: tail() }),
             Ok(None) if started.elapsed() > INSTALL_LIMIT => {
+                // The whole group: an install script's children too.
+                // SAFETY: kill(2) on the group of our own child.
+                unsafe { libc::kill(-(child.id() as i32), libc::SIGKILL) };
                 let _ = child.kill();
                 let _ = child.wait();
                 return Err(InstallError {
@@ -149,7 +171,7 @@ fn step(dir: &Path, argv: &[String]) -> Result<(), InstallError> {
     }
 }
 
-fn npm(dir: &Path, name: &str, version: &str, registry: Option<&str>) -> Result<(), InstallError> {
+fn npm(dir: &Path, name: &str, version: &str, registry: Option<&str>, sandbox: Option<&Sandbox>) -> Result<(), InstallError> {
     std::fs::write(dir.join("package.json"), "{\"name\":\"mcpcert-install\",\"private\":true}\n").map_err(|e| err(e.to_string()))?;
     let mut argv: Vec<String> =
         ["npm", "install", "--no-audit", "--no-fund", "--no-save", "--prefix", "."].iter().map(|s| s.to_string()).collect();
@@ -157,7 +179,7 @@ fn npm(dir: &Path, name: &str, version: &str, registry: Option<&str>) -> Result<
         argv.extend(["--registry".to_string(), r.to_string()]);
     }
     argv.push(format!("{name}@{version}"));
-    step(dir, &argv)
+    step(dir, &argv, sandbox)
 }
 
 /// The package's program: its `bin` (one, or the one named like the
@@ -184,23 +206,23 @@ fn npm_program(dir: &Path, name: &str) -> Result<PathBuf, InstallError> {
     path.exists().then_some(path.clone()).ok_or_else(|| err(format!("{} is missing after the install", path.display())))
 }
 
-fn pypi(dir: &Path, name: &str, version: &str, index: Option<&str>) -> Result<(), InstallError> {
+fn pypi(dir: &Path, name: &str, version: &str, index: Option<&str>, sandbox: Option<&Sandbox>) -> Result<(), InstallError> {
     let venv = dir.join("venv").display().to_string();
     let spec = format!("{name}=={version}");
     let index = index.map(|b| format!("{}/simple", b.trim_end_matches('/')));
     let mut install: Vec<String>;
     if super::find_program("uv").is_some() {
-        step(dir, &["uv".into(), "venv".into(), "--quiet".into(), venv.clone()])?;
+        step(dir, &["uv".into(), "venv".into(), "--quiet".into(), venv.clone()], sandbox)?;
         install = vec!["uv".into(), "pip".into(), "install".into(), "--python".into(), format!("{venv}/bin/python")];
     } else {
-        step(dir, &["python3".into(), "-m".into(), "venv".into(), venv.clone()])?;
+        step(dir, &["python3".into(), "-m".into(), "venv".into(), venv.clone()], sandbox)?;
         install = vec![format!("{venv}/bin/pip"), "install".into(), "--disable-pip-version-check".into(), "--no-input".into()];
     }
     if let Some(i) = index {
         install.extend(["--index-url".to_string(), i]);
     }
     install.push(spec);
-    step(dir, &install)
+    step(dir, &install, sandbox)
 }
 
 /// The console script of the installed distribution named like the
@@ -277,11 +299,11 @@ mod tests {
         std::fs::write(dir.join("node_modules/.bin/fake-srv"), "").unwrap();
         std::fs::write(dir.join(DONE), "").unwrap();
         let mut said = Vec::new();
-        let got = install(&i, &cache, &mut |l| said.push(l)).unwrap();
+        let got = install(&i, &cache, None, &mut |l| said.push(l)).unwrap();
         assert!(!got.fresh && said.is_empty());
         assert!(got.program[0].ends_with("node_modules/.bin/fake-srv"));
         std::fs::write(dir.join("node_modules/fake-srv/package.json"), r#"{"bin":{"a":"x.js","b":"y.js"}}"#).unwrap();
-        let e = install(&i, &cache, &mut |_| {}).unwrap_err();
+        let e = install(&i, &cache, None, &mut |_| {}).unwrap_err();
         assert!(e.problem.contains("has 2 programs (a, b) and none is named fake-srv"), "{e}");
         let _ = std::fs::remove_dir_all(&cache);
     }

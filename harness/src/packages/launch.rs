@@ -217,7 +217,13 @@ fn package_launch(r: &mut Resolver<'_>, p: &Package, host: &dyn super::Host, not
     let base = p.registry_base_url.clone().filter(|u| !is_default_registry(&p.registry_type, u));
     let install = match p.registry_type.as_str() {
         "oci" => {
-            let mut argv = vec![host.container_runtime().unwrap_or("docker").to_string(), "run".into(), "-i".into(), "--rm".into()];
+            // The container closed as the sandbox closes a package: no
+            // network, a read-only root, no capabilities, bounded.
+            let mut argv: Vec<String> = [host.container_runtime().unwrap_or("docker"), "run", "-i", "--rm"]
+                .into_iter()
+                .chain(CONTAINER_LIMITS)
+                .map(String::from)
+                .collect();
             r.args(&p.runtime_arguments, "runtime", &mut argv);
             // The values go through the runtime's environment, not its argv.
             for (k, _) in &env {
@@ -244,6 +250,22 @@ fn package_launch(r: &mut Resolver<'_>, p: &Package, host: &dyn super::Host, not
     r.args(&p.package_arguments, "package", &mut args);
     Launch::Stdio { install, args, env }
 }
+
+/// `docker run`/`podman run` options that isolate an image's server.
+pub const CONTAINER_LIMITS: [&str; 12] = [
+    "--network",
+    "none",
+    "--read-only",
+    "--tmpfs",
+    "/tmp",
+    "--cap-drop",
+    "ALL",
+    "--security-opt",
+    "no-new-privileges",
+    "--pids-limit",
+    "256",
+    "--memory=2g",
+];
 
 /// The registry's own default, which needs no option.
 fn is_default_registry(kind: &str, url: &str) -> bool {
@@ -314,7 +336,31 @@ mod tests {
         let Launch::Stdio { install: Install::Oci { argv }, args, env: e } = &r.launch else { panic!("{:?}", r.launch) };
         assert_eq!(
             argv,
-            &["podman", "run", "-i", "--rm", "-e", "DB_TYPE=postgres", "-e", "DB_PASSWORD", "-e", "SSL_MODE", "docker.io/example/db:3.1.0"]
+            &[
+                "podman",
+                "run",
+                "-i",
+                "--rm",
+                "--network",
+                "none",
+                "--read-only",
+                "--tmpfs",
+                "/tmp",
+                "--cap-drop",
+                "ALL",
+                "--security-opt",
+                "no-new-privileges",
+                "--pids-limit",
+                "256",
+                "--memory=2g",
+                "-e",
+                "DB_TYPE=postgres",
+                "-e",
+                "DB_PASSWORD",
+                "-e",
+                "SSL_MODE",
+                "docker.io/example/db:3.1.0"
+            ]
         );
         assert_eq!(args, &["--host", "localhost", "orders"]);
         assert_eq!(e, &[("DB_PASSWORD".to_string(), "hunter2-long-secret".to_string()), ("SSL_MODE".into(), "require".into())]);

@@ -15,6 +15,7 @@
 pub mod install;
 pub mod launch;
 pub mod registry_api;
+pub mod sandbox;
 pub mod snapshot;
 
 use serde::Deserialize;

@@ -27,6 +27,9 @@ pub struct StdioSpec {
     pub argv: Vec<String>,
     pub env: Vec<(String, String)>,
     pub cwd: Option<String>,
+    /// Start it with `env` alone, nothing of mcpcert's environment (a
+    /// sandboxed package).
+    pub clear_env: bool,
 }
 
 /// What stderr said, bounded: the newest bytes are kept.
@@ -95,6 +98,9 @@ impl StdioTarget {
         };
         let mut cmd = Command::new(prog);
         cmd.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true).process_group(0);
+        if spec.clear_env {
+            cmd.env_clear();
+        }
         for (k, v) in &spec.env {
             cmd.env(k, v);
         }

@@ -139,12 +139,16 @@ impl StdioSpec {
     /// secret-looking names come out masked there, as everywhere in the
     /// reports). The bare command line when the config sets neither.
     pub fn shell_line(&self) -> String {
-        if self.cwd.is_none() && self.env.is_empty() {
+        if self.cwd.is_none() && self.env.is_empty() && !self.clear_env {
             return self.command_line();
         }
         let cd = self.cwd.as_ref().map(|d| format!("cd {} && ", shell_quote(d))).unwrap_or_default();
         let env: String = self.env.iter().map(|(k, v)| format!(" {}", shell_quote(&format!("{k}={v}")))).collect();
-        let env = if env.is_empty() { String::new() } else { format!("env{env} ") };
+        let env = match (self.clear_env, env.is_empty()) {
+            (true, _) => format!("env -i{env} "),
+            (false, true) => String::new(),
+            (false, false) => format!("env{env} "),
+        };
         format!("({cd}{env}{})", self.command_line())
     }
 }

@@ -4,9 +4,11 @@
 //! the entry this machine can run picked, its required values looked up
 //! (a missing one is the server's outcome, `needs-secret`), its package
 //! installed into the cache (once per name@version), then one
-//! `mcpcert run --server-json` with a time budget — inside a network
-//! namespace of its own where the machine allows one (`unshare -rn`), so
-//! that the server cannot reach the network while it is judged. The result
+//! `mcpcert run --server-json` with a time budget. Installers and servers
+//! run in the sandbox (`packages::sandbox`: bubblewrap; the board refuses
+//! to start packages without one unless `--no-sandbox`), and the child run
+//! is given nothing of the board's environment but this server's own
+//! values (`--inputs`, `inputs.rs`). The result
 //! of each server is `servers/<slug>/result.json`, beside its reports; a
 //! server whose version, suite digest and mcpcert version are those of its
 //! last result is not run again; one run again is compared case by case
@@ -15,12 +17,14 @@
 //! `board --merge PART… --out SITE`.
 
 mod history;
+mod inputs;
 mod share;
 mod site;
 
 use crate::EXIT_OK;
 use mcpcert::config::targets::parse_shard;
 use mcpcert::packages::launch::{Supplied, resolve};
+use mcpcert::packages::sandbox::{self, Sandbox};
 use mcpcert::packages::snapshot::{self, Listed};
 use mcpcert::packages::{self, ThisMachine, install};
 use mcpcert::report::console::Console;
@@ -40,6 +44,7 @@ pub struct BoardArgs {
     pub night: Option<String>,
     pub force: bool,
     pub no_sandbox: bool,
+    pub inputs: Option<PathBuf>,
     pub registry: Option<String>,
     pub updated_since: Option<String>,
     pub run_args: Vec<String>,
@@ -184,14 +189,32 @@ pub fn board(a: BoardArgs) -> u8 {
             Err(e) => return crate::usage(e),
         }
     }
-    let sandbox = if a.no_sandbox { None } else { netns() };
+    // Fail closed: no package starts without a sandbox unless told.
+    let sandbox = if a.no_sandbox {
+        None
+    } else {
+        match sandbox::find() {
+            Ok(sb) => Some(sb),
+            Err(remedy) => {
+                mcpcert::report::console::err_line(format!("error: the board starts third-party packages, and there is {remedy}"));
+                return crate::EXIT_USAGE;
+            }
+        }
+    };
+    let given = match &a.inputs {
+        Some(p) => match inputs::Inputs::load(p) {
+            Ok(i) => i,
+            Err(e) => return crate::usage(e),
+        },
+        None => inputs::Inputs::default(),
+    };
     console.line(format!(
-        "board: {} server(s){}; runs {}",
+        "board: {} server(s){}; packages run in {}",
         listed.len(),
         a.shard.as_deref().map(|s| format!(" (shard {s})")).unwrap_or_default(),
-        sandbox.map_or("without a network namespace (none here): the call policy alone keeps servers from the network", |_| {
-            "in a network namespace of their own (unshare -rn): no network during the run"
-        })
+        sandbox
+            .as_ref()
+            .map_or("no sandbox (--no-sandbox): they see this machine's files, network and environment".to_string(), |s| s.describe())
     ));
     let cache = a.cache.clone().unwrap_or_else(install::default_cache);
     let queue = std::sync::Mutex::new(listed.iter().enumerate().collect::<Vec<_>>().into_iter());
@@ -204,7 +227,7 @@ pub fn board(a: BoardArgs) -> u8 {
                 loop {
                     let Some((i, (l, folder))) = queue.lock().unwrap_or_else(|e| e.into_inner()).next() else { break };
                     let dir = a.out.join("servers").join(folder);
-                    let (r, fate) = one(l, &dir, &cache, &a, &digest, sandbox.is_some());
+                    let (r, fate) = one(l, &dir, &cache, &a, &digest, sandbox.as_ref(), &given);
                     fates.lock().unwrap_or_else(|e| e.into_inner())[fate as usize] += 1;
                     let line = format!(
                         "[{}/{total}] {}@{}: {}{}{}",
@@ -227,18 +250,6 @@ pub fn board(a: BoardArgs) -> u8 {
     let keep_history = a.shard.is_none();
     let code = site::write(&a.out, a.night.as_deref(), keep_history, &digest, &problems, &mut console);
     if code == EXIT_OK { EXIT_OK } else { code }
-}
-
-/// Whether this machine gives a process a network namespace of its own.
-fn netns() -> Option<()> {
-    let ok = Command::new("unshare")
-        .args(["-rn", "--", "true"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    ok.then_some(())
 }
 
 /// What the board did with a server.
@@ -278,7 +289,15 @@ pub fn last_result(dir: &Path) -> Option<ServerResult> {
 
 /// One server: its result (written to `dir/result.json`), and what was
 /// done.
-fn one(l: &Listed, dir: &Path, cache: &Path, a: &BoardArgs, digest: &str, netns: bool) -> (ServerResult, Fate) {
+fn one(
+    l: &Listed,
+    dir: &Path,
+    cache: &Path,
+    a: &BoardArgs,
+    digest: &str,
+    sandbox: Option<&Sandbox>,
+    given: &inputs::Inputs,
+) -> (ServerResult, Fate) {
     let version = env!("CARGO_PKG_VERSION");
     let options = options_digest(a.budget, &a.run_args);
     if !a.force
@@ -326,7 +345,7 @@ fn one(l: &Listed, dir: &Path, cache: &Path, a: &BoardArgs, digest: &str, netns:
     }
     let prev = history::previous(dir, &l.name);
     history::clear(dir);
-    judge(l, dir, cache, a, netns, &mut r);
+    judge(l, dir, cache, a, sandbox, given, &mut r);
     r.duration_ms = started.elapsed().as_millis() as u64;
     history::compare(prev.as_ref(), dir, &mut r);
     history::archive(dir, &r);
@@ -337,7 +356,7 @@ fn one(l: &Listed, dir: &Path, cache: &Path, a: &BoardArgs, digest: &str, netns:
     (r, fate)
 }
 
-fn judge(l: &Listed, dir: &Path, cache: &Path, a: &BoardArgs, netns: bool, r: &mut ServerResult) {
+fn judge(l: &Listed, dir: &Path, cache: &Path, a: &BoardArgs, sandbox: Option<&Sandbox>, given: &inputs::Inputs, r: &mut ServerResult) {
     let sj_path = dir.join("server.json");
     let text = serde_json::to_string_pretty(&l.server).unwrap_or_default();
     if let Err(e) = std::fs::write(&sj_path, text) {
@@ -363,46 +382,67 @@ fn judge(l: &Listed, dir: &Path, cache: &Path, a: &BoardArgs, netns: bool, r: &m
     r.entry = Some(entry.id());
     r.what = Some(entry.describe());
     r.transport = Some(if entry.is_remote() { "http" } else { "stdio" }.into());
-    let env = |k: &str| std::env::var(k).ok();
+    // This server's values, and nothing else: no input is read from the
+    // board's environment by its own name.
+    let env = |k: &str| given.lookup(&l.name, k);
     let supplied = Supplied { config_env: &[], config_headers: &[], env: &env };
     let resolved = match resolve(&entry, &supplied, &ThisMachine) {
         Ok(x) => x,
         Err(missing) => {
             let outcome = if missing.iter().any(|m| m.secret) { "needs-secret" } else { "needs-input" };
-            let names: Vec<String> = missing.iter().map(|m| m.supply.join(" or ")).collect();
-            return set(r, outcome, format!("{} value(s) nobody gave: {}", missing.len(), names.join(", ")));
+            let names: Vec<String> = missing
+                .iter()
+                .map(|m| {
+                    let key = m.supply.last().map(|v| v.trim_start_matches("MCPCERT_INPUT_")).unwrap_or("");
+                    let key = if m.supply.len() > 1 { m.supply[0].as_str() } else { key };
+                    format!("{key} ({}{})", m.what, if m.secret { ", secret" } else { "" })
+                })
+                .collect();
+            return set(
+                r,
+                outcome,
+                format!("{} value(s) nobody gave: {}; give them in --inputs under [\"{}\"]", missing.len(), names.join(", "), l.name),
+            );
         }
     };
+    let image = matches!(entry, packages::Entry::Package(_, p) if p.registry_type == "oci");
+    r.sandbox = if entry.is_remote() {
+        "none: a remote is reached over the network".into()
+    } else if image {
+        "the container's: no network, a read-only root, no capabilities, bounded (docker/podman run options)".into()
+    } else if let Some(sb) = sandbox {
+        sb.describe()
+    } else {
+        "none (--no-sandbox): the package saw this machine's files, network and environment".into()
+    };
     if let packages::launch::Launch::Stdio { install: what, .. } = &resolved.launch
-        && let Err(e) = install::install(what, cache, &mut |_| {})
+        && let Err(e) = install::install(what, cache, sandbox, &mut |_| {})
     {
         r.detail = e.log_tail.clone();
         return set(r, "install-failed", e.problem);
     }
-    let image = matches!(entry, packages::Entry::Package(_, p) if p.registry_type == "oci");
-    let sandboxed = netns && !entry.is_remote() && !image;
-    r.sandbox = if entry.is_remote() {
-        "none: a remote is reached over the network".into()
-    } else if image {
-        "none: an OCI container has the network its runtime gives it".into()
-    } else if sandboxed {
-        "network namespace (unshare -rn): no network during the run".into()
-    } else {
-        "none: no network namespace on this machine; the call policy alone".into()
-    };
     let exe = match std::env::current_exe() {
         Ok(e) => e,
         Err(e) => return set(r, "error", format!("cannot find mcpcert's own binary: {e}")),
     };
-    let mut cmd = if sandboxed {
-        let mut c = Command::new("unshare");
-        c.args(["-rn", "--"]).arg(&exe);
-        c
-    } else {
-        Command::new(&exe)
-    };
+    let mut cmd = Command::new(&exe);
+    // The child run gets this server's values and nothing else of the
+    // board's environment (its tokens, other servers' values).
+    cmd.env_clear();
+    for k in ["PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR"] {
+        if let Some(v) = std::env::var_os(k) {
+            cmd.env(k, v);
+        }
+    }
+    cmd.envs(given.env(&l.name));
     let out = dir.join("report");
     cmd.arg("run").arg("--server-json").arg(&sj_path).args(["--pick", &entry.id()]).arg("--cache").arg(cache);
+    if sandbox.is_none() {
+        cmd.arg("--no-sandbox");
+    }
+    for s in given.shares(&l.name) {
+        cmd.arg("--share").arg(s);
+    }
     cmd.arg("--out").arg(&out).args(["--quiet", "--color", "never"]).args(&a.run_args);
     let log = std::fs::File::create(dir.join("console.log")).ok();
     cmd.stdin(Stdio::null());

@@ -300,6 +300,14 @@ fn index(rs: &[(String, ServerResult)], night: &str, digest: &str, changes: &[(S
         env!("CARGO_PKG_VERSION"),
         esc(digest)
     );
+    let bare: Vec<&str> = rs.iter().filter(|(_, r)| r.sandbox.starts_with("none (--no-sandbox)")).map(|(_, r)| r.name.as_str()).collect();
+    if !bare.is_empty() {
+        h.push_str(&format!(
+            "<p id=\"unsandboxed\"><b>{} server(s) ran with no sandbox</b> (<code>--no-sandbox</code>): they saw the files, network and environment of the machine that ran them: {}</p>\n",
+            bare.len(),
+            esc(&bare.join(", "))
+        ));
+    }
     if !changes.is_empty() {
         h.push_str("<h2>Since the night before</h2><ul id=\"changes\">");
         for (name, worse, t) in changes {

@@ -174,6 +174,9 @@ pub(super) fn report(args: &RunArgs, s: Started, j: Judged, c: Contracted, clock
             if let Some(o) = &s.plan.origin {
                 t["server_json"] = o.clone();
             }
+            // A secret argument (a server.json's isSecret positional) is in
+            // the command line itself.
+            s.plan.masker.value(&mut t);
             t
         },
         revision_requested: s.plan.set.map(|x| x.revision.as_str().to_string()).unwrap_or_else(|| args.revision.clone()),
