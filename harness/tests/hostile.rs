@@ -177,6 +177,8 @@ fn a_server_that_dies_at_start_shows_its_stderr_on_the_console_and_in_every_repo
     let (code, out, _) = run_stdio(cmd, &dir, &[]);
     assert_eq!(code, 3, "{out}");
     assert!(out.contains("ModuleNotFoundError: No module named mcpcert_missing"), "the console shows the traceback:\n{out}");
+    // No process answered: no "slowest answered after 0.0 s".
+    assert!(out.contains("none answered a request") && !out.contains("answered its first request after"), "{out}");
     for f in ["junit.xml", "report.html", "report.json"] {
         let text = std::fs::read_to_string(dir.join(f)).unwrap();
         assert!(text.contains("No module named mcpcert_missing"), "{f} shows the server's stderr");
@@ -419,4 +421,139 @@ fn misaddressed_servers_are_named() {
             "{era}: {err}"
         );
     }
+}
+
+/// A server that answers every request 403 with a text body and no
+/// challenge, as a Host check does (Playwright's HTTP mode at 127.0.0.1:
+/// "Access is only allowed at localhost:…"). It was taken as protected,
+/// and the authorization cases failed at MUST on a server with no
+/// authorization at all; it is a refusal, said with its status, its body
+/// and the host to try.
+#[test]
+fn a_host_check_is_a_refusal_never_an_authorization_failure() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for s in listener.incoming().flatten() {
+            let mut rd = BufReader::new(s.try_clone().unwrap());
+            let mut len = 0usize;
+            let mut line = String::new();
+            while rd.read_line(&mut line).is_ok_and(|n| n > 0) && line != "\r\n" {
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    len = v.trim().parse().unwrap_or(0);
+                }
+                line.clear();
+            }
+            let mut body = vec![0; len];
+            let _ = rd.read_exact(&mut body);
+            let text = format!("Access is only allowed at localhost:{port}");
+            let mut s = s;
+            let _ = write!(
+                s,
+                "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}",
+                text.len()
+            );
+        }
+    });
+    let dir = outdir("host-check");
+    let mut cmd = mcpcert();
+    cmd.args(["run", "--http", &format!("http://127.0.0.1:{port}/mcp")]);
+    report_args(&mut cmd, &dir);
+    let out = cmd.output().unwrap();
+    let console = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(3), "{console}");
+    assert!(
+        console.contains(&format!("refuses every probe with HTTP 403 \"Access is only allowed at localhost:{port}\""))
+            && console.contains("not authorization")
+            && console.contains(&format!("try --http http://localhost:{port}/mcp")),
+        "{console}"
+    );
+    assert!(!console.contains("protected: the server answers"), "{console}");
+    let rep: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).unwrap()).unwrap();
+    assert!(rep["cases"].as_array().unwrap().iter().all(|c| c["verdict"] != "fail"), "no case fails on a refusal");
+}
+
+/// Fresh means fresh: a stateless server's process whose first request is
+/// a listen must serve it. A server that hangs then was hidden when the
+/// subscriptions shared the cold walk's process (a list came first, and
+/// the cases passed); each subscription's process now opens with it.
+#[test]
+fn a_server_that_hangs_on_a_first_listen_is_found_on_a_fresh_process() {
+    let case_id = "2026-07-28/subscriptions/acknowledged";
+    let script = workspace_root().join("fixtures/hostile/hostile.py");
+    let dir = outdir("listen-first-hangs");
+    let (_, out, _) =
+        run_stdio(&format!("python3 {} listen-first-hangs", script.display()), &dir, &["--revision", "2026-07-28", "subscriptions/"]);
+    let c = case(&report(&dir), case_id);
+    assert_eq!(c["verdict"], "error", "{c}\n{out}");
+    // The listen was the first line its process got.
+    let first = c["transcript"].as_array().unwrap().iter().find_map(|e| e["sent"].as_str().map(String::from)).unwrap_or_default();
+    assert!(first.contains("subscriptions/listen"), "{first}");
+}
+
+/// A server that offers nothing (no capability; every method but
+/// server/discover -32601): no case about a feature passes, since there
+/// was nothing to judge. Finds the cases that pass on nothing.
+#[test]
+fn nothing_offered_passes_no_case_about_a_feature() {
+    let script = workspace_root().join("fixtures/hostile/hostile.py");
+    let dir = outdir("offers-nothing");
+    let (_, out, _) = run_stdio(&format!("python3 {} offers-nothing", script.display()), &dir, &["--revision", "2026-07-28"]);
+    let rep = report(&dir);
+    let features =
+        ["tools/", "prompts/", "resources/", "completion/", "tasks/", "skills/", "apps/", "input-required/", "conformance/", "roles/"];
+    let passed_on_nothing: Vec<String> = rep["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["verdict"] == "pass")
+        .filter_map(|c| c["id"].as_str().map(String::from))
+        .filter(|id| features.iter().any(|f| id.starts_with(&format!("2026-07-28/{f}"))))
+        // A rule about the answer to a request that was sent: the answer
+        // (-32601) was judged, and it is no InputRequiredResult.
+        .filter(|id| id != "2026-07-28/conformance/input-required-unsupported-methods")
+        .collect();
+    assert!(passed_on_nothing.is_empty(), "cases that passed on a server offering nothing: {passed_on_nothing:?}\n{out}");
+}
+
+/// One broken dependency, one finding: a server whose backend is down
+/// answers tools/list with the same -32603 on every process. That was six
+/// failures (a statelessness failure among them) and dozens of errors;
+/// it is one root cause, said once, and every case that needs tools/list
+/// is error with it. Against the same server with its backend up, no case
+/// turns fail or warn.
+#[test]
+fn one_broken_dependency_is_one_root_cause_never_a_failure() {
+    let script = workspace_root().join("fixtures/hostile/hostile.py");
+    let up = outdir("backend-up");
+    run_stdio(&format!("python3 {} plain", script.display()), &up, &["--revision", "2026-07-28"]);
+    let down = outdir("backend-down");
+    let (_, out, _) = run_stdio(&format!("python3 {} backend-down", script.display()), &down, &["--revision", "2026-07-28"]);
+    let (a, b) = (report(&up), report(&down));
+    let before: std::collections::BTreeMap<String, String> = a["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["id"].as_str().unwrap().to_string(), c["verdict"].as_str().unwrap().to_string()))
+        .collect();
+    let worse: Vec<String> = b["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| {
+            (c["verdict"] == "fail" || c["verdict"] == "warn") && before[c["id"].as_str().unwrap()] != c["verdict"].as_str().unwrap()
+        })
+        .map(|c| format!("{} {}: {}", c["id"], c["verdict"], c["message"]))
+        .collect();
+    assert!(worse.is_empty(), "an unreachable backend turned cases red:\n{}\n{out}", worse.join("\n"));
+    for id in ["2026-07-28/lifecycle/cold-request", "2026-07-28/tools/list-walk", "2026-07-28/lifecycle/capabilities-match-handlers"] {
+        let c = case(&b, id);
+        assert_eq!(c["verdict"], "error", "{c}");
+        assert!(c["message"].as_str().unwrap().starts_with("the server cannot serve tools/list: it answers {\"code\":-32603"), "{c}");
+    }
+    let roots: Vec<&serde_json::Value> =
+        b["roots"].as_array().unwrap().iter().filter(|r| r["cause"].as_str().unwrap().contains("backend unreachable")).collect();
+    assert_eq!(roots.len(), 1, "said once: {}", b["roots"]);
+    assert!(roots[0]["cause"].as_str().unwrap().contains("on its main process and on a new one alike"), "{}", roots[0]);
 }

@@ -69,6 +69,7 @@ fn check_types_are_leaves_inside_checks() {
         "replay",
         "views",
         "task_run",
+        "task_tool",
         "task_input_run",
         "task_listen_run",
         "skill_list",

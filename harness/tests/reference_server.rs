@@ -390,7 +390,7 @@ fn a_server_without_extensions_gets_only_na_in_the_extension_areas() {
 /// quirk is about gets the verdict named here.
 #[test]
 fn every_quirk_keeps_every_case_green() {
-    let quirks: [(&str, &str, &str, &str, Verdict); 44] = [
+    let quirks: [(&str, &str, &str, &str, Verdict); 47] = [
         // The tasks extension: a server that never makes a task (allowed:
         // the task path is not exercised), one whose tasks end at once (a
         // cancel always comes too late), one without extensions (n/a).
@@ -459,6 +459,15 @@ fn every_quirk_keeps_every_case_green() {
         ("no-templates", "stdio", "2025-06-18", "2025-06-18/resources/read-template", Verdict::NotApplicable),
         ("no-templates", "stdio", "2025-03-26", "2025-03-26/lists/resources-templates-list-walk", Verdict::NotApplicable),
         ("no-templates", "http", "modern", "2026-07-28/resources/read-template", Verdict::NotApplicable),
+        // Lists answered empty without their capability declared: no
+        // support to declare (not a MUST failure by inference).
+        ("undeclared-lists-empty", "stdio", "legacy", "2025-11-25/lifecycle/capabilities-match-handlers", Verdict::Pass),
+        // Messages held for the GET stream from before the call are not
+        // the call's (they were counted as misplaced).
+        ("get-stream-held-logs", "http", "legacy", "2025-11-25/conformance/notifications-on-call-stream", Verdict::Pass),
+        // A listen that accepts no task id: the task stream's rules were
+        // not exercised (it passed on nothing).
+        ("task-ids-not-accepted", "stdio", "modern", "2026-07-28/tasks/listen-no-progress-or-message", Verdict::NotApplicable),
         // A trailing slash redirected: the endpoint itself answers.
         ("redirect-trailing-slash", "http", "modern", "2026-07-28/lifecycle/discover-server-info", Verdict::Pass),
         // Asking in a result is no request on the stream.
@@ -472,7 +481,7 @@ fn every_quirk_keeps_every_case_green() {
     for (quirk, transport, era, id, verdict) in quirks {
         let mut s = Setup::new(transport, era);
         s.quirks = vec![quirk.to_string()];
-        s.fixtures = ["fixtures-unlisted", "streaming-elicitation-by-result"].contains(&quirk);
+        s.fixtures = ["fixtures-unlisted", "streaming-elicitation-by-result", "get-stream-held-logs"].contains(&quirk);
         let res = run_all(&s);
         let b = bad(&res);
         assert!(b.is_empty(), "quirk {quirk} ({transport}, {era}) turned cases red:\n{}", b.join("\n"));
@@ -512,4 +521,49 @@ fn fault_listing_survives_a_closed_pipe_and_names_each_faults_targets() {
     for f in faults() {
         assert!(text.contains(&f.targets.join(", ")), "{}: its targets are listed", f.name);
     }
+}
+
+/// With no configuration at all, a server that advertises tasks gets its
+/// task path judged on a tool the call policy may call (render_report:
+/// read-only, closed-world): each tasks fault of the reference server
+/// fails a tasks case, as it does with `[tasks]` configured. Left out,
+/// rightly: the faults of a task that asks for input (its tool,
+/// confirm_order, is not read-only: nothing calls it unasked) and of a
+/// task seen by another identity (that needs two configured roles).
+#[test]
+fn tasks_faults_are_found_with_no_configuration() {
+    let needs_config = |t: &str| t.contains("/tasks/update-") || t.contains("/tasks/input-") || t.ends_with("/tasks/other-role-refused");
+    let mut missed = Vec::new();
+    let mut judged = 0;
+    for f in faults() {
+        let targets: Vec<&String> = f.targets.iter().filter(|t| t.contains("/tasks/") && !needs_config(t)).collect();
+        if targets.is_empty() || OLDER.contains(&f.era.as_str()) || f.era == "legacy" {
+            continue;
+        }
+        judged += 1;
+        let era = if targets.iter().any(|t| t.starts_with("2025-11-25/")) { "dual" } else { "modern" };
+        let dir = common::outdir(&format!("tasks-unconfigured-{}", f.name));
+        let mut cmd = common::mcpcert();
+        // The header cases are HTTP's.
+        let _server = if f.transport == "http" || targets.iter().all(|t| t.ends_with("/tasks/name-header-mismatch")) {
+            let s = common::start_http(&["--era".into(), era.into(), "--fault".into(), f.name.clone()]);
+            cmd.args(["run", "--http", &s.url]);
+            Some(s)
+        } else {
+            cmd.args(["run", "--stdio", &format!("{} --era {era} --fault {}", refserver().display(), f.name)]);
+            None
+        };
+        cmd.args(["tasks/", "--quiet", "--color", "never"]);
+        common::report_args(&mut cmd, &dir);
+        cmd.output().unwrap();
+        let rep = common::report(&dir);
+        let red = targets.iter().any(|t| {
+            rep["cases"].as_array().unwrap().iter().any(|c| c["id"] == t.as_str() && (c["verdict"] == "fail" || c["verdict"] == "warn"))
+        });
+        if !red {
+            missed.push(format!("{} ({}): none of {targets:?} failed", f.name, f.transport));
+        }
+    }
+    assert!(judged >= 20, "only {judged} tasks faults found");
+    assert!(missed.is_empty(), "tasks faults not found without a [tasks] tool:\n{}", missed.join("\n"));
 }

@@ -270,3 +270,36 @@ fn open_world_tools_are_not_called_by_default() {
 fn dual_era_cases() -> usize {
     mcpcert::suite::load_builtin().unwrap().cases.iter().filter(|c| ["2026-07-28", "2025-11-25"].contains(&c.revision.as_str())).count()
 }
+
+/// Every request on the record: each tools/call the run sent, whatever
+/// case sent it, is in report.json's call log by tool name; a tool that
+/// another case called (the [input_required] tool, which is not read-only
+/// and is called because the config names it) is not listed as "not
+/// called" by the coverage line.
+#[test]
+fn every_tool_call_is_in_the_call_log_and_coverage_counts_them() {
+    let dir = outdir("call-log");
+    let cmd = format!("{} --stdio --era modern", refserver().display());
+    let cfg = workspace_root().join("fixtures/refserver/mcpcert.toml");
+    let r = run(&dir, &["--stdio", &cmd, "--revision", "2026-07-28"], &cfg);
+    let log = r["call_log"].as_array().expect("report.json has a call_log");
+    let logged: std::collections::BTreeSet<&str> = log.iter().filter_map(|e| e["tool"].as_str()).collect();
+    // Every tools/call a case's transcript shows is in the log.
+    let mut seen = std::collections::BTreeSet::new();
+    for c in r["cases"].as_array().unwrap() {
+        for ex in c["transcript"].as_array().into_iter().flatten() {
+            if ex["rpc_method"] == "tools/call"
+                && let Some(name) = ex["sent"].as_str().and_then(|s| serde_json::from_str::<serde_json::Value>(s).ok()).and_then(|v| v["params"]["name"].as_str().map(String::from))
+            {
+                seen.insert(name);
+            }
+        }
+    }
+    for name in &seen {
+        assert!(logged.contains(name.as_str()), "{name} was called (a transcript shows it) but is not in the call log: {logged:?}");
+    }
+    assert!(logged.contains("confirm_order"), "{logged:?}");
+    assert!(log.iter().all(|e| e["by"].as_str().is_some_and(|b| !b.is_empty()) && e["outcome"].is_string()), "{log:?}");
+    let coverage = r["coverage"].as_array().map(|c| c.iter().filter_map(|l| l.as_str()).collect::<Vec<_>>().join("\n")).unwrap_or_default();
+    assert!(!coverage.contains("confirm_order"), "the [input_required] tool was called by its cases: {coverage}");
+}

@@ -1,5 +1,5 @@
-//! MCP Apps (`io.modelcontextprotocol/ui`, SEP-1865) on the server side in
-//! 2026-07-28: the UI resources tools link (`_meta.ui.resourceUri`, or the
+//! MCP Apps (`io.modelcontextprotocol/ui`, SEP-1865) on the server side, in
+//! 2026-07-28 and 2025-11-25: the UI resources tools link (`_meta.ui.resourceUri`, or the
 //! deprecated flat `_meta["ui/resourceUri"]`) use the `ui://` scheme, exist,
 //! and are served as `text/html;profile=mcp-app` with their HTML; so are the
 //! `ui://` resources `resources/list` shows. Nothing here needs a host to
@@ -47,7 +47,9 @@ fn linked_uri(tool: &Value) -> Option<&str> {
 impl Check for AppProbe {
     const NAME: &'static str = "app_probe";
     const ABOUT: &'static str = "one server-side rule (`check`) of MCP Apps: the ui:// resources tools link, and those listed";
-    const REVISIONS: &'static [Revision] = &Revision::STATELESS;
+    // Every revision whose tools carry _meta: the Apps servers in the wild
+    // speak 2025-11-25 (with the deprecated flat key).
+    const REVISIONS: &'static [Revision] = &[Revision::R2026_07_28, Revision::R2025_11_25];
 
     async fn run(&self, cx: &Cx<'_>) -> Outcome {
         let walk = match cx.facts.tools_walk(cx).await {

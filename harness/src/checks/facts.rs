@@ -52,6 +52,8 @@ pub struct Facts {
     cold: OnceCell<Fact<super::walk::ColdWalk>>,
     /// The `[tasks]` tool's task, followed to its end (tasks extension).
     task: OnceCell<Fact<super::task_run::TaskRun>>,
+    /// The tool the tasks cases follow a task on (`task_tool::find`).
+    task_tool: OnceCell<Result<crate::config::InputTool, String>>,
     /// The `[tasks] input_tool`'s task, its input answered to the end.
     task_input: OnceCell<Fact<super::task_input_run::InputRun>>,
     /// The `[tasks]` tool's task and its listen streams.
@@ -198,10 +200,32 @@ impl Facts {
         got
     }
 
+    /// Whether the server cannot serve `list` at all (`Walk::down`): one
+    /// root cause, said once, and the cases that need the list are error
+    /// with it, never a failure of statelessness.
+    pub async fn list_down(&self, cx: &Cx<'_>, list: ListMethod) -> Option<String> {
+        self.list_walk(cx, list).await.ok().and_then(|w| w.down.clone())
+    }
+
     /// The first advertised list walked on a new connection or process,
     /// its first page the first request there (`walk::cold_walk`), once.
     pub async fn cold_walk(&self, cx: &Cx<'_>) -> Fact<super::walk::ColdWalk> {
         self.cold.get_or_init(|| fact_ids(cx, COLD, async { super::walk::cold_walk(&cx.shared(COLD)).await.map(Arc::new) })).await.clone()
+    }
+
+    /// The tool the tasks cases follow a task on: `[tasks] tool`, else the
+    /// first the call policy may call that answers with a task
+    /// (`task_tool::find`), once; why none, when none does.
+    pub async fn task_tool(&self, cx: &Cx<'_>) -> Result<crate::config::InputTool, String> {
+        if let Some(t) = &cx.policy.task_tool {
+            return Ok(t.clone());
+        }
+        self.task_tool.get_or_init(|| fact_ids(cx, TASK_TOOL, async { super::task_tool::find(&cx.shared(TASK_TOOL)).await })).await.clone()
+    }
+
+    /// The task tool, if it is known already (nothing is sent).
+    pub fn task_tool_known(&self) -> Option<crate::config::InputTool> {
+        self.task_tool.get().and_then(|r| r.as_ref().ok().cloned())
     }
 
     /// The `[tasks]` tool called declaring the tasks extension, and the
@@ -348,6 +372,7 @@ const WALKS: [&str; 4] = [
 const CALLS: &str = "(shared: tool calls)";
 const COLD: &str = "(shared: a list walked cold on a new connection or process)";
 const TASK: &str = "(shared: a task followed to its end)";
+const TASK_TOOL: &str = "(shared: a tool that makes a task)";
 const TASK_INPUT: &str = "(shared: a task's input rounds answered)";
 const TASK_LISTEN: &str = "(shared: a task's listen streams)";
 const SKILLS: &str = "(shared: skills/list walk)";

@@ -181,7 +181,7 @@ impl Check for FixtureCall {
         let elsewhere: Vec<Value> =
             get.iter().flat_map(|g| g.frames.iter()).filter_map(|f| f.value.clone()).filter(|v| v.get("id").is_none()).collect();
         if self.on_call_stream {
-            self.judge_placement(&what, &token, &ex, get.as_ref(), &elsewhere, &mut out);
+            self.judge_placement(&what, &token, &ex, get.as_ref(), &mut out);
             out.exchanges.push(ex);
             out.exchanges.extend(get);
             return out;
@@ -284,13 +284,19 @@ impl FixtureCall {
     /// Where the call's notifications came: on its own stream (SHOULD:
     /// messages on a request's stream relate to it, and messages on the
     /// GET stream are unrelated to any running request).
-    fn judge_placement(&self, what: &str, token: &Value, ex: &Exchange, get: Option<&Exchange>, elsewhere: &[Value], out: &mut Outcome) {
+    fn judge_placement(&self, what: &str, token: &Value, ex: &Exchange, get: Option<&Exchange>, out: &mut Outcome) {
         if let Some(e) = &ex.error {
             out.set_error(format!("{what}: {e}"));
             return;
         }
         let on_call = ex.frames.iter().filter_map(|f| f.value.as_ref()).filter(|v| about_the_call(v, token)).count();
-        let misplaced: Vec<&Value> = elsewhere.iter().filter(|v| about_the_call(v, token)).collect();
+        // Only what the GET stream brought while the call ran is the call's:
+        // a server may hold earlier notifications (other calls' log
+        // messages) for the stream and send them as it opens.
+        let during: Vec<Value> = get
+            .map(|g| g.frames.iter().skip(g.preceded).filter_map(|f| f.value.clone()).filter(|v| v.get("id").is_none()).collect())
+            .unwrap_or_default();
+        let misplaced: Vec<&Value> = during.iter().filter(|v| about_the_call(v, token)).collect();
         if let Some(first) = misplaced.first() {
             out.fail(format!(
                 "{what}: {} of the call's notifications came on the session's GET stream instead of the call's own stream ({on_call} came there); the first: {}",

@@ -91,8 +91,9 @@ impl Check for LegacyTaskProbe {
             LegacyCheck::ListInvalidCursor => return invalid_cursor(cx).await,
             _ => {}
         }
-        let Some(t) = cx.policy.task_tool.clone() else {
-            return Outcome::na("no [tasks] tool in the config");
+        let t = match cx.facts.task_tool(cx).await {
+            Ok(t) => t,
+            Err(why) => return Outcome::na(why),
         };
         if let Some(why) = cx.policy.forbids(&t.tool) {
             return Outcome::na(why);

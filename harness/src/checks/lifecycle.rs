@@ -2,6 +2,7 @@
 //! handlers, a cold request, exit on stdin EOF, `initialize` sent to a
 //! 2026-07-28 server, and the end of a 2025-11-25 HTTP session.
 
+use super::walk::ListMethod;
 use super::{Check, Cx, Need, Outcome, Scope};
 use crate::record::Transport;
 use crate::session::Msg;
@@ -106,8 +107,28 @@ impl Check for CapabilitiesMatchHandlers {
             let not_found = ex.error_code() == Some(-32601);
             let declared = self.part != Part::NotFound;
             refused += usize::from(ex.result().is_none());
+            // The initialize era: each capability has its own sentence.
+            let own = if self.part == Part::Declared { declare_sentence(cx.rev, cap) } else { String::new() };
             if advertised && not_found && declared {
-                out.fail(format!("capabilities.{cap} is advertised, but {method} answered -32601 (method not found): {}", ex.summary()));
+                out.fail(format!(
+                    "capabilities.{cap} is advertised, but {method} answered -32601 (method not found): {}{own}",
+                    ex.summary()
+                ));
+            } else if advertised
+                && cap != "completions"
+                && ex.result().is_none()
+                && declared
+                && (self.part == Part::Declared || ex.response.as_ref().and_then(|r| r.get("error")).is_some_and(super::walk::internal))
+            {
+                // Another error is no proof the capability is not there (a
+                // backend down answers -32603 as well).
+                let down = if cap == "tools" { cx.facts.list_down(cx, ListMethod::Tools).await } else { None };
+                out.set_error(down.unwrap_or_else(|| {
+                    format!(
+                        "capabilities.{cap} is advertised and {method} answered an error other than -32601, so whether the method is there cannot be told: {}",
+                        ex.summary()
+                    )
+                }));
             } else if advertised && cap != "completions" && ex.result().is_none() && declared {
                 out.fail(format!("capabilities.{cap} is advertised, but {method} gave no result: {}", ex.summary()));
             } else if !advertised && !not_found {
@@ -116,8 +137,11 @@ impl Check for CapabilitiesMatchHandlers {
                         "capabilities.{cap} is not advertised, so {method} must answer -32601 (method not found); got {}",
                         ex.summary()
                     )),
+                    // An empty answer is no sign of support: only a server
+                    // that serves something supports it.
+                    (Part::Declared, true) if serves_nothing(cap, &ex) => {}
                     (Part::Declared, true) => out.fail(format!(
-                        "{method} is served, so the server supports {cap}, yet capabilities.{cap} is not declared: {}",
+                        "{method} serves {cap} ({}), so the server supports {cap}, yet capabilities.{cap} is not declared{own}",
                         ex.summary()
                     )),
                     (Part::NotFound, false) => out.fail(format!(
@@ -134,6 +158,30 @@ impl Check for CapabilitiesMatchHandlers {
         }
         out
     }
+}
+
+/// Whether a method of a capability not declared answered with nothing in
+/// it (an empty list, no completion values): no sign the server supports
+/// the capability.
+fn serves_nothing(cap: &str, ex: &crate::record::Exchange) -> bool {
+    let Some(r) = ex.result() else { return false };
+    let items = match cap {
+        "completions" => r.pointer("/completion/values"),
+        other => r.get(other),
+    };
+    items.and_then(Value::as_array).is_none_or(|a| a.is_empty())
+}
+
+/// The initialize era's own sentence for `cap` ("Servers that support X
+/// MUST declare the X capability"), quoted after a finding about it.
+fn declare_sentence(rev: Revision, cap: &str) -> String {
+    let doc = match cap {
+        "completions" => "server/utilities/completion",
+        "tools" => "server/tools",
+        "prompts" => "server/prompts",
+        _ => "server/resources",
+    };
+    format!(" ({}/{doc}#capabilities: \"Servers that support {cap} MUST declare the `{cap}` capability\")", rev.as_str())
 }
 
 /// A request on a brand-new connection or process with no discover first.
@@ -159,7 +207,19 @@ impl Check for ColdRequest {
         if let Some(e) = &ex.error {
             out.set_error(format!("cold {method} on a new {noun}: {e}"));
         } else if !cold.served {
-            out.fail(format!("a {method} sent first on a new {noun} (no server/discover before it) must succeed; got {}", ex.summary()));
+            let list = [ListMethod::Tools, ListMethod::Prompts, ListMethod::Resources].into_iter().find(|l| l.method() == method);
+            let down = match list {
+                Some(l) => cx.facts.list_down(cx, l).await,
+                None => None,
+            };
+            match down {
+                // Refused on the main connection too, alike: no sign of state.
+                Some(down) => out.set_error(down),
+                None => out.fail(format!(
+                    "a {method} sent first on a new {noun} (no server/discover before it) must succeed; got {}",
+                    ex.summary()
+                )),
+            }
         }
         out.exchanges.push(ex);
         out

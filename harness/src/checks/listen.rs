@@ -46,17 +46,15 @@ async fn call_named(cx: &Cx<'_>, label: &str, t: &InputTool) -> Result<Exchange,
 /// before the next, with the trigger run on it for each.
 pub async fn listen_sessions(cx: &Cx<'_>, subs: Vec<(Value, Value)>, trigger: Option<&InputTool>) -> Result<Vec<Listen>, String> {
     if cx.transport() == Transport::Stdio {
-        // One process for every subscription, in turn: the cold walk's
-        // (it has answered lists only), else a new one. Each subscription
-        // is ended (notifications/cancelled) before the next is opened, and
-        // what comes later for an ended one is not the next one's traffic.
-        // A start costs a Python or Node server seconds; a process each
-        // would cost one start per subscription.
-        let _ = cx.facts.cold_walk(cx).await;
-        let mut conn = match cx.session.take_idle(cx.rev) {
-            Some(c) => c,
-            None => cx.session.open().map_err(|e| e.to_string())?,
-        };
+        // One new process for every subscription, in turn, whose first
+        // line is the first subscription: a stateless server serves a
+        // listen as the first request a process gets (a server that hangs
+        // then is found so, not hidden by a request sent before). Each
+        // subscription is ended (notifications/cancelled) before the next
+        // is opened, and what comes later for an ended one is not the next
+        // one's traffic. A start costs a Python or Node server seconds; a
+        // process each would cost one start per subscription.
+        let mut conn = cx.session.open().map_err(|e| e.to_string())?;
         let mut all = Vec::new();
         let mut ended: Vec<Value> = Vec::new();
         for (id, filter) in subs {

@@ -33,7 +33,12 @@ impl Check for ToolsWalk {
         if let Some(e) = w.failed() {
             out.set_error(e);
         } else if let Some(b) = w.broken() {
-            out.fail(b);
+            // A list no connection can get is the server's environment,
+            // said once (`Facts::list_down`), not a broken walk.
+            match &w.down {
+                Some(down) => out.set_error(down.clone()),
+                None => out.fail(b),
+            }
         }
         out
     }

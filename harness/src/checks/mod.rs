@@ -46,6 +46,7 @@ mod task_listen;
 mod task_listen_run;
 mod task_roles;
 mod task_run;
+mod task_tool;
 mod tasks;
 mod tools;
 mod views;
@@ -136,9 +137,8 @@ impl Need {
             Need::InputTool if policy.input_tool.is_none() => {
                 Some("no tool that asks for input is named in the target config ([input_required] tool = \"NAME\"); these checks need one".into())
             }
-            Need::TaskTool if policy.task_tool.is_none() => Some(
-                "no tool that may run as a task is named in the target config ([tasks] tool = \"NAME\", arguments = {…}); the server advertises the tasks extension, and these checks follow one task from its handle to its end".into(),
-            ),
+            // The task tool is the config's or one found while the run goes
+            // (`task_tool::find`): the cases say why when there is none.
             Need::TaskInputTool if policy.task_input_tool.is_none() => Some(
                 "no tool whose task asks for input is named in the target config ([tasks] input_tool = \"NAME\", input_arguments = {…}); these checks answer its input requests with tasks/update".into(),
             ),
@@ -333,6 +333,7 @@ impl<'a> Cx<'a> {
         for ex in w.exchanges.iter_mut() {
             ex.preamble = pre.clone();
         }
+        w.down = walk::confirm_down(self, &w).await;
         Ok(w)
     }
 }

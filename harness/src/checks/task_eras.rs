@@ -46,8 +46,9 @@ impl Check for ExtensionNotOptIn {
             ));
             return out;
         }
-        let Some(t) = cx.policy.task_tool.clone() else {
-            return Outcome::na("no [tasks] tool in the config");
+        let t = match cx.facts.task_tool(cx).await {
+            Ok(t) => t,
+            Err(why) => return Outcome::na(why),
         };
         if let Some(why) = cx.policy.forbids(&t.tool) {
             return Outcome::na(why);

@@ -43,8 +43,9 @@ impl Check for TaskListenProbe {
     }
 
     async fn run(&self, cx: &Cx<'_>) -> Outcome {
-        let Some(t) = cx.policy.task_tool.clone() else {
-            return Outcome::na("no [tasks] tool in the config");
+        let t = match cx.facts.task_tool(cx).await {
+            Ok(t) => t,
+            Err(why) => return Outcome::na(why),
         };
         if let Some(why) = cx.policy.forbids(&t.tool) {
             return Outcome::na(why);
@@ -135,6 +136,24 @@ fn undeclared(ex: &Exchange, id: &str, out: &mut Outcome) {
 /// No `notifications/progress` or `notifications/message` on the task's
 /// stream (over stdio: on the task's process while the stream was open).
 fn no_progress(ex: &Exchange, id: &str, out: &mut Outcome) {
+    // Only a stream the server agreed to notify the task on is the task's:
+    // an acknowledgment that accepts no task id leaves the rule unexercised.
+    let ack =
+        frames_of(ex, DECLARED_ID).find(|v| v.get("method").and_then(Value::as_str) == Some("notifications/subscriptions/acknowledged"));
+    let accepted = ack
+        .and_then(|a| a.pointer("/params/notifications/taskIds"))
+        .and_then(Value::as_array)
+        .is_some_and(|ids| ids.iter().any(|x| x.as_str() == Some(id)));
+    if !accepted {
+        out.set_na(match ack {
+            Some(a) => format!(
+                "the subscription's acknowledgment accepted no notifications for task {id} (notifications.taskIds does not list it: {}): the stream is not the task's, so the rule was not exercised",
+                brief(a.pointer("/params/notifications").unwrap_or(&Value::Null))
+            ),
+            None => format!("no acknowledgment came for the subscription to task {id} within {} ms: there is no task stream to judge", ex.ms),
+        });
+        return;
+    }
     for v in ex.frames.iter().filter_map(|f| f.value.as_ref()) {
         let m = v.get("method").and_then(Value::as_str).unwrap_or("");
         if m == "notifications/progress" || m == "notifications/message" {

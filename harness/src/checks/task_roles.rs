@@ -38,8 +38,9 @@ impl Check for OtherRoleRefused {
         if roles.len() < 2 {
             return Outcome::na("this case compares identities: it needs at least 2 configured roles ([roles.NAME])");
         }
-        let Some(t) = cx.policy.task_tool.clone() else {
-            return Outcome::na("no [tasks] tool in the config");
+        let t = match cx.facts.task_tool(cx).await {
+            Ok(t) => t,
+            Err(why) => return Outcome::na(why),
         };
         if let Some(why) = cx.policy.forbids(&t.tool) {
             return Outcome::na(why);

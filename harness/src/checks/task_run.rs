@@ -160,7 +160,7 @@ pub fn interval(t: Option<&Value>) -> Duration {
 /// makes (if it makes one) with `tasks/get` until a terminal status or the
 /// budget, then poll twice more.
 pub async fn follow(cx: &Cx<'_>) -> Result<TaskRun, String> {
-    let t = cx.policy.task_tool.clone().ok_or("no [tasks] tool in the config")?;
+    let t = cx.facts.task_tool(cx).await?;
     let create = call_tool(cx, &t, &format!("tools/call {} {}", t.tool, asking(cx))).await?;
     let mut run = TaskRun {
         tool: t.tool.clone(),
@@ -268,8 +268,10 @@ pub async fn follow(cx: &Cx<'_>) -> Result<TaskRun, String> {
             last = result;
         }
     }
+    // Watched long enough to see a change: two poll intervals, and at
+    // least a second in all.
     for k in 1..=2 {
-        tokio::time::sleep(interval(last.as_ref())).await;
+        tokio::time::sleep(interval(last.as_ref()).max(Duration::from_millis(500))).await;
         run.after.push(main_ex(cx, &format!("tasks/get again after the terminal status ({k} of 2)"), &get_body(cx, &id, true)).await?);
     }
     if legacy(cx) {

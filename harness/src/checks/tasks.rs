@@ -74,8 +74,9 @@ impl Check for TaskProbe {
             TaskCheck::UnknownId | TaskCheck::UnknownIdUpdateCancel => return unknown(cx, self.check).await,
             _ => {}
         }
-        let Some(t) = cx.policy.task_tool.clone() else {
-            return Outcome::na("no [tasks] tool in the config");
+        let t = match cx.facts.task_tool(cx).await {
+            Ok(t) => t,
+            Err(why) => return Outcome::na(why),
         };
         if let Some(why) = cx.policy.forbids(&t.tool) {
             return Outcome::na(why);
@@ -342,8 +343,10 @@ async fn cancel_terminal(cx: &Cx<'_>, run: &TaskRun, out: &mut Outcome) {
     let ended_as = fin.as_ref().and_then(|f| f.get("status")).and_then(Value::as_str).map(String::from);
     out.exchanges.push(before);
     let Some(fin) = fin.filter(|_| ended_as.as_deref().is_some_and(is_terminal)) else {
-        return out.set_error(format!(
-            "tasks/get of the finished task no longer shows it finished ({ended_as:?}), so the cancel cannot be judged"
+        // A change seen is a finding: the task did not stay as it ended.
+        return out.fail(format!(
+            "the finished task is {} again before the cancel: a task in a terminal status must stay in it, so nothing could leave it unchanged",
+            ended_as.as_deref().unwrap_or("in no status")
         ));
     };
     let body = request(cx, "tasks/cancel", json!({"taskId": id}), true, None);
@@ -425,7 +428,11 @@ async fn name_mismatch(cx: &Cx<'_>, id: &str, out: &mut Outcome) {
     } else {
         let code = ex.error_code();
         let echoed = ex.response.as_ref().and_then(|r| r.get("id")) == ex.request_id.as_ref();
-        if ex.status != Some(400) || code != Some(-32020) || !echoed {
+        if ex.status == Some(400) && code == Some(-32020) && !echoed {
+            // Refused as it should be, but under another id: the finding
+            // every case that sees such an answer words alike.
+            out.fail(crate::wire::id_mismatch(ex.request_id.as_ref(), ex.response.as_ref().and_then(|r| r.get("id"))));
+        } else if ex.status != Some(400) || code != Some(-32020) || !echoed {
             out.fail(format!(
                 "a tasks/get whose Mcp-Name header ({:?}) differs from params.taskId ({id:?}) must be rejected with HTTP 400 and JSON-RPC -32020 (HeaderMismatch), the request's id echoed; got {}",
                 "mcpcert-other-task-0b7e",

@@ -447,13 +447,22 @@ impl Check for ToolResults {
         }
         shown.extend(failed);
         // Show the calls that failed, or (when all is well) the judged ones.
-        let picks: Vec<usize> = if shown.is_empty() {
-            (0..calls.records.len()).filter(|i| check.relevant(&calls.records[*i])).take(10).collect()
-        } else {
-            shown.into_iter().take(10).collect()
-        };
+        let pool: Vec<usize> =
+            if shown.is_empty() { (0..calls.records.len()).filter(|i| check.relevant(&calls.records[*i])).collect() } else { shown };
+        let picks: Vec<usize> = pool.iter().take(10).copied().collect();
         let mut exs: Vec<Exchange> =
             picks.iter().flat_map(|i| calls.records[*i].before.iter().chain([&calls.records[*i].ex]).cloned()).collect();
+        // Said, never dropped silently: the rest are in the call log.
+        if pool.len() > picks.len() {
+            exs.push(Exchange::note(
+                "calls not shown here",
+                format!(
+                    "{} of the {} calls this case judged are shown above; every tools/call of the run, whatever case sent it, is listed in report.json's call_log",
+                    picks.len(),
+                    pool.len()
+                ),
+            ));
+        }
         exs.append(&mut out.exchanges);
         out.exchanges = exs;
         if let Some(n) = calls.note() {

@@ -89,6 +89,10 @@ pub struct Walk {
     /// server has no templates (what it answered). A server that declares
     /// resources need not have any.
     pub absent: Option<String>,
+    /// The server cannot serve the list at all: its first page refused
+    /// with the same internal error on the main connection and on a new
+    /// one (`confirm_down`), said as one root cause.
+    pub down: Option<String>,
 }
 
 impl Walk {
@@ -101,6 +105,7 @@ impl Walk {
             exchanges: Vec::new(),
             end: WalkEnd::Complete,
             absent: None,
+            down: None,
         }
     }
 
@@ -126,6 +131,9 @@ impl Walk {
 
     /// Why the items are not the whole list, if they are not.
     pub fn partial(&self) -> Option<String> {
+        if let Some(d) = &self.down {
+            return Some(d.clone());
+        }
         match &self.end {
             WalkEnd::Complete => None,
             WalkEnd::Broken(b) => Some(format!("the {} walk did not reach its end ({b})", self.method())),
@@ -305,6 +313,57 @@ pub struct ColdWalk {
     pub broken: Option<String>,
 }
 
+/// The JSON-RPC error an exchange was answered with, parsed again from
+/// the frames it kept (pages are kept light).
+pub fn refusal(ex: &Exchange) -> Option<Value> {
+    if let Some(e) = ex.response.as_ref().and_then(|r| r.get("error")) {
+        return Some(e.clone());
+    }
+    ex.frames
+        .iter()
+        .rev()
+        .find_map(|f| serde_json::from_str::<Value>(&f.raw).ok().filter(|v| v.get("id").is_some()))
+        .and_then(|v| v.get("error").cloned())
+        .or_else(|| ex.body.as_deref().and_then(|b| serde_json::from_str::<Value>(b).ok()).and_then(|v| v.get("error").cloned()))
+}
+
+/// An internal error: -32603, or one of the implementation's own server
+/// errors (-32000 to -32099). What such an answer says is about the
+/// server's inside (a backend it cannot reach), not about a protocol rule.
+pub fn internal(err: &Value) -> bool {
+    err.get("code").and_then(Value::as_i64).is_some_and(|c| c == -32603 || (-32099..=-32000).contains(&c))
+}
+
+/// A walk refused at its first page with an internal error: the same list
+/// request, the first line of a new connection or process; the same error
+/// there too means the server cannot serve the list at all — its
+/// environment (a backend it cannot reach), not a protocol rule — and the
+/// sentence that says so once. Costs a start only when the walk failed so.
+pub async fn confirm_down(cx: &Cx<'_>, w: &Walk) -> Option<String> {
+    if !w.pages.is_empty() || w.failed().is_some() || w.absent.is_some() {
+        return None;
+    }
+    let method = w.method();
+    let main = w.exchanges.iter().rev().find(|e| e.rpc_method.as_deref() == Some(method)).and_then(refusal)?;
+    if !internal(&main) {
+        return None;
+    }
+    let mut conn = cx.session.open().ok()?;
+    let body = cx.request(method, None);
+    let label = format!("{method}, the first request on a new {} (is the refusal the same there?)", cx.transport().noun());
+    let ex = cx.exchange(&mut conn, &Msg::new(cx.rev, &label, &body)).await;
+    conn.shutdown().await;
+    let fresh = refusal(&ex)?;
+    let same = main.get("code") == fresh.get("code") && main.get("message") == fresh.get("message");
+    same.then(|| {
+        format!(
+            "the server cannot serve {method}: it answers {} on its main {noun} and on a new one alike, an internal error (most likely its environment, such as a backend it cannot reach), not a protocol rule; what needs {method} cannot be judged",
+            brief(&main),
+            noun = cx.transport().noun()
+        )
+    })
+}
+
 /// Walk the first advertised list cold on a new connection or process.
 pub async fn cold_walk(cx: &Cx<'_>) -> Result<ColdWalk, String> {
     let list = [ListMethod::Tools, ListMethod::Prompts, ListMethod::Resources]
@@ -343,13 +402,7 @@ pub async fn cold_walk(cx: &Cx<'_>) -> Result<ColdWalk, String> {
         before.push(ex);
         w = walk_on(cx, &mut conn, list).await;
     }
-    // stdio: the process has answered lists only; a subscription may be
-    // opened on it rather than on a new one.
-    if w.failed().is_none() && w.broken().is_none() {
-        cx.session.keep_idle(cx.rev, conn).await;
-    } else {
-        conn.shutdown().await;
-    }
+    conn.shutdown().await;
     let transcript = before.into_iter().chain(w.transcript(&[])).collect();
     Ok(ColdWalk {
         method: list.method(),

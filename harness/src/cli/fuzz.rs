@@ -225,6 +225,8 @@ pub fn fuzz(args: FuzzArgs) -> u8 {
         load: Vec::new(),
         outcome: Outcome { passed: why.is_empty(), why: why.clone() },
         roots: Vec::new(),
+        call_log: Vec::new(),
+        call_log_dropped: 0,
         cases: results,
     };
     let mut write_ok = true;

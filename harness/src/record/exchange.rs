@@ -82,6 +82,11 @@ pub struct Exchange {
     /// it about as long).
     #[serde(skip)]
     pub stream: bool,
+    /// A stream read alongside other work (a session's GET stream): how
+    /// many of its frames had come before that work began (messages held
+    /// from before, which are not the work's).
+    #[serde(skip)]
+    pub preceded: usize,
 }
 
 impl Exchange {

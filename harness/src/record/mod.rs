@@ -23,6 +23,9 @@ pub mod contract;
 pub struct ServerProcesses {
     pub started: u64,
     pub slowest_start_ms: u64,
+    /// Whether any of them answered a request (when none did,
+    /// `slowest_start_ms` is 0 and means nothing).
+    pub answered: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -438,6 +441,10 @@ pub struct RevisionInfo {
     /// HTTP: the probe was redirected (its status and where to).
     #[serde(skip)]
     pub redirect: Option<(u16, String)>,
+    /// HTTP: the probe was refused, not for want of a token (a 403 without
+    /// a Bearer challenge, a 421): its status and the body's first line.
+    #[serde(skip)]
+    pub refused: Option<(u16, String)>,
 }
 
 impl RevisionInfo {
@@ -454,6 +461,7 @@ impl RevisionInfo {
             unreachable: None,
             protected: None,
             redirect: None,
+            refused: None,
         }
     }
 
@@ -493,5 +501,41 @@ mod tests {
             plain_markdown("on [`subscriptions/listen`][subscriptions-listen] the _requests_ of snake_case_name"),
             "on `subscriptions/listen` the requests of snake_case_name"
         );
+    }
+}
+
+/// One `tools/call` the run sent, whatever sent it (report.json's
+/// `call_log`): the record a safety review works from.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+pub struct CallLogEntry {
+    pub revision: String,
+    /// The tool named (`params.name`), as sent.
+    pub tool: String,
+    /// What sent it: a case id, a shared fact or a probe's label.
+    pub by: String,
+    /// What came back: `result`, `result (isError)`, `task`, `error CODE`,
+    /// `HTTP STATUS`, `no answer`.
+    pub outcome: String,
+}
+
+impl CallLogEntry {
+    /// The outcome of an exchange, in a word or two.
+    pub fn outcome_of(ex: &Exchange) -> String {
+        if let Some(r) = ex.result() {
+            if r.get("isError") == Some(&serde_json::Value::Bool(true)) {
+                return "result (isError)".into();
+            }
+            if r.get("resultType").and_then(|t| t.as_str()).is_some_and(|t| t != "complete") {
+                return format!("result ({})", r["resultType"].as_str().unwrap_or(""));
+            }
+            return "result".into();
+        }
+        if let Some(c) = ex.error_code() {
+            return format!("error {c}");
+        }
+        match ex.status {
+            Some(s) if !(200..300).contains(&s) => format!("HTTP {s}"),
+            _ => "no answer".into(),
+        }
     }
 }

@@ -104,7 +104,17 @@ pub struct RunReport {
     /// keeps its verdict).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub roots: Vec<roots::RootCause>,
+    /// Every `tools/call` the run sent, whatever case sent it (by
+    /// revision, tool and sender), and how many were left out of the log
+    /// (it keeps 50,000).
+    pub call_log: Vec<crate::record::CallLogEntry>,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub call_log_dropped: u64,
     pub cases: Vec<CaseResult>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// How a run ended: passed, or failed for the reasons given.

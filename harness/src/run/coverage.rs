@@ -11,8 +11,17 @@ impl Runner {
     pub fn server_processes(&self) -> Option<crate::record::ServerProcesses> {
         (self.session.transport() == Transport::Stdio).then(|| {
             let (started, slowest_start_ms) = self.session.starts();
-            crate::record::ServerProcesses { started, slowest_start_ms }
+            crate::record::ServerProcesses {
+                started,
+                slowest_start_ms: slowest_start_ms.unwrap_or(0),
+                answered: slowest_start_ms.is_some(),
+            }
         })
+    }
+
+    /// Every `tools/call` the run sent, and how many the log left out.
+    pub fn call_log(&self) -> (Vec<crate::record::CallLogEntry>, u64) {
+        self.session.call_log()
     }
 
     /// The coverage lines of the console and the page (none when the run
@@ -23,6 +32,12 @@ impl Runner {
         for (rev, facts) in &self.facts {
             let Some(v) = facts.calls_gathered() else { continue };
             let (called, skipped) = v.coverage();
+            // A tool another case called (a [tasks] or [input_required]
+            // tool, a fixture) was called: only the others were not.
+            let elsewhere = self.session.tools_called(*rev);
+            let (also, skipped): (Vec<String>, Vec<String>) =
+                skipped.iter().cloned().partition(|s| elsewhere.contains(s.split_once(": ").map_or(s.as_str(), |(n, _)| n)));
+            let called = called + also.len();
             if skipped.is_empty() {
                 continue;
             }
@@ -37,10 +52,13 @@ impl Runner {
         if self.session.transport() == Transport::Stdio {
             let (n, ms) = self.session.starts();
             if n > 0 {
+                let slowest = match ms {
+                    Some(ms) => format!("the slowest answered its first request after {:.1} s", ms as f64 / 1000.0),
+                    None => "none answered a request".to_string(),
+                };
                 out.push(format!(
-                    "processes: the run started {n} server process{} (the revision probes, whose processes serve on as the main one of each revision served or for the negative probes, one for the negative probes where they did not, and one for the rules about a new process: a list walked cold, then the subscriptions); the slowest answered its first request after {:.1} s",
+                    "processes: the run started {n} server process{} (the revision probes, whose processes serve on as the main one of each revision served or for the negative probes, one for the negative probes where they did not, and one for each rule about a new process: a list walked cold, the subscriptions); {slowest}",
                     if n == 1 { "" } else { "es" },
-                    ms as f64 / 1000.0
                 ));
             }
         }

@@ -150,8 +150,10 @@ impl Runner {
             || (c.calls_tools() && !self.calls_read_only(c.revision))
             || (c.calls_input_tool() && !self.tool_read_only(c.revision, self.policy.input_tool.as_ref()))
             || (c.calls_task_tool()
-                && (!self.tool_read_only(c.revision, self.policy.task_tool.as_ref())
-                    || (self.policy.task_input_tool.is_some() && !self.tool_read_only(c.revision, self.policy.task_input_tool.as_ref()))))
+                && (!self.tool_read_only(
+                    c.revision,
+                    self.policy.task_tool.clone().or_else(|| self.facts.get(&c.revision).and_then(|f| f.task_tool_known())).as_ref(),
+                ) || (self.policy.task_input_tool.is_some() && !self.tool_read_only(c.revision, self.policy.task_input_tool.as_ref()))))
             || (c.calls_trigger() && self.trigger_known(c.revision) != Some(false))
     }
 

@@ -47,7 +47,13 @@ impl Session {
         let finished = AtomicBool::new(false);
         // Called first when the stream's head has come, then on every tick:
         // done once the work is.
-        let done = |_: &[Frame]| {
+        // The frames that came before the work began.
+        let begun = AtomicBool::new(false);
+        let preceded = std::sync::atomic::AtomicUsize::new(0);
+        let done = |frames: &[Frame]| {
+            if !begun.load(Ordering::SeqCst) {
+                preceded.store(frames.len(), Ordering::SeqCst);
+            }
             opened.store(true, Ordering::Relaxed);
             stop.load(Ordering::Relaxed)
         };
@@ -69,6 +75,7 @@ impl Session {
             while !opened.load(Ordering::Relaxed) && !finished.load(Ordering::Relaxed) && tokio::time::Instant::now() < deadline {
                 tokio::time::sleep(Duration::from_millis(5)).await;
             }
+            begun.store(true, Ordering::SeqCst);
             let r = work.await;
             stop.store(true, Ordering::Relaxed);
             r
@@ -85,6 +92,7 @@ impl Session {
         };
         let stream = inc.status == Some(200);
         ex.fill_from(inc);
+        ex.preceded = preceded.load(Ordering::SeqCst).min(ex.frames.len());
         // The end of a window is not an error for a stream read on purpose.
         if stream {
             ex.error = None;

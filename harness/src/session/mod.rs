@@ -8,12 +8,14 @@
 //! concurrently; the main connection of a revision is lent to one user at
 //! a time (`main`).
 
+mod call_log;
 mod get_stream;
 mod ids;
 mod log;
 mod msg;
 mod probe;
 mod probes;
+mod refusal;
 pub use probes::unknown_version_params;
 
 /// What a check holds of the target, through the session: a connection or
@@ -100,9 +102,6 @@ struct RevSession {
     /// (the initialize probe's, on a modern-only server), with the lines
     /// it was sent.
     spare_probe: std::sync::Mutex<Option<(Connection, Vec<String>)>>,
-    /// stdio: a process that has answered valid requests only (the cold
-    /// walk's), for a subscription to be opened on instead of a new one.
-    spare_listen: std::sync::Mutex<Option<Connection>>,
     /// stdio, initialize era: the `initialize` asking for an unknown
     /// version that the first probe process opened with, and its answer.
     opening: std::sync::OnceLock<Exchange>,
@@ -139,6 +138,8 @@ pub struct Session {
     /// it, first on a connection or process of its own) and its answer,
     /// whatever the revisions tested.
     initialize_probe: Option<Exchange>,
+    /// Every `tools/call` sent, by whatever case (report.json's call log).
+    call_log: std::sync::Mutex<call_log::CallLog>,
 }
 
 /// How long the run waits, altogether, for the server to end the sessions
@@ -168,6 +169,7 @@ impl Session {
                 (std::thread::available_parallelism().map_or(1, |n| n.get()) / 2).max(1),
             )),
             issued: std::sync::Mutex::new(Vec::new()),
+            call_log: Default::default(),
             initialize_probe: None,
         }
     }
@@ -482,6 +484,7 @@ impl Session {
         if conn.transport() == Transport::Http {
             self.note_session(msg, conn.session_id(), &ex);
         }
+        self.note_calls(msg, log, &ex);
         if let Some(case) = log {
             self.log(msg.rev, case, &ex);
         }
@@ -577,10 +580,6 @@ impl Session {
             // Kept for a later use that never came.
             let spare = st.spare_probe.lock().ok().and_then(|mut g| g.take());
             if let Some((mut c, _)) = spare {
-                c.shutdown().await;
-            }
-            let idle = st.spare_listen.lock().ok().and_then(|mut g| g.take());
-            if let Some(mut c) = idle {
                 c.shutdown().await;
             }
         }

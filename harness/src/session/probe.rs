@@ -2,6 +2,7 @@
 //! handshake for 2025-11-25, each on a connection or process of its own,
 //! which is then kept as that revision's main connection.
 
+use super::refusal::{host_hint, redirected, refused, turned_away};
 use super::{FrameLog, Msg, PROBE, RevSession, Session};
 use crate::record::{Exchange, RevisionInfo};
 use crate::transport::{Connection, Transport};
@@ -19,24 +20,6 @@ pub enum Probe {
     /// 403, what it said), and the config gives none: the revision's
     /// authorization cases that need no token are judged, the rest is n/a.
     Protected(String),
-}
-
-/// A redirect: its status and where to.
-fn redirected(ex: &Exchange) -> Option<(u16, String)> {
-    let s = ex.status.filter(|s| (300..400).contains(s))?;
-    Some((s, ex.header("location").unwrap_or("").to_string()))
-}
-
-/// A refusal for want of credentials: HTTP 401 or 403, and its challenge.
-fn turned_away(ex: &Exchange) -> Option<String> {
-    let s = ex.status.filter(|s| *s == 401 || *s == 403)?;
-    let challenge: Vec<&str> =
-        ex.headers.iter().filter(|(k, _)| k.eq_ignore_ascii_case("www-authenticate")).map(|(_, v)| v.as_str()).collect();
-    Some(if challenge.is_empty() {
-        format!("HTTP {s} with no WWW-Authenticate header")
-    } else {
-        format!("HTTP {s} with WWW-Authenticate: {}", crate::record::clip(&challenge.join(", "), 300))
-    })
 }
 
 /// A failed handshake: why, what was exchanged, and whether there was no
@@ -57,11 +40,13 @@ impl Session {
     }
 
     /// stdio: how many server processes the run started, and the longest
-    /// a new one took to answer its first request (ms).
-    pub fn starts(&self) -> (u64, u64) {
+    /// a new one took to answer its first request (ms; None when none
+    /// answered one).
+    pub fn starts(&self) -> (u64, Option<u64>) {
+        let answered = self.limits.processes_answered.load(std::sync::atomic::Ordering::Relaxed);
         (
             self.limits.processes_started.load(std::sync::atomic::Ordering::Relaxed),
-            self.limits.seen_start_ms.load(std::sync::atomic::Ordering::Relaxed),
+            (answered > 0).then(|| self.limits.seen_start_ms.load(std::sync::atomic::Ordering::Relaxed)),
         )
     }
 
@@ -232,6 +217,19 @@ impl Session {
                 crate::transport::redact_url(&spec.url)
             ));
         }
+        // Every probe refused, and not for want of a token: said as what it
+        // is, never judged as authorization.
+        if let crate::transport::TargetSpec::Http(spec) = self.target()
+            && !infos.is_empty()
+            && infos.iter().all(|i| !i.supported && i.refused.is_some())
+            && let Some((status, body)) = infos.iter().find_map(|i| i.refused.clone())
+        {
+            let said = if body.is_empty() { String::from("with an empty body") } else { format!("\"{body}\"") };
+            return Probe::Unreachable(format!(
+                "the server refuses every probe with HTTP {status} {said}, with no Bearer challenge: a refusal, not authorization (mcpcert takes a server as protected only on a 401, or a 403 with WWW-Authenticate: Bearer), so nothing was judged.{}",
+                host_hint(&spec.url)
+            ));
+        }
         if !infos.iter().any(|i| i.supported) {
             // Only one revision was asked for: say which the server serves.
             if let Some(asked) = wanted
@@ -388,6 +386,7 @@ impl Session {
             }
             st.info.protected = turned_away(&ex);
             st.info.redirect = redirected(&ex);
+            st.info.refused = refused(&ex);
         }
         *st.main.get_mut() = Some(conn);
         st
@@ -491,6 +490,7 @@ impl Session {
                 }
                 st.info.protected = e.exchanges.first().and_then(turned_away);
                 st.info.redirect = e.exchanges.first().and_then(redirected);
+                st.info.refused = e.exchanges.first().and_then(refused);
                 st.info.reason = e.why.clone();
                 if e.no_answer {
                     st.info.unreachable = Some(e.why);
@@ -580,7 +580,6 @@ fn blank(rev: Revision) -> RevSession {
         negative: tokio::sync::Mutex::new(None),
         probes: tokio::sync::Mutex::new(None),
         spare_probe: std::sync::Mutex::new(None),
-        spare_listen: std::sync::Mutex::new(None),
         opening: std::sync::OnceLock::new(),
         log: std::sync::Mutex::new(FrameLog::default()),
     }

@@ -310,24 +310,4 @@ impl Session {
         conn.shutdown().await;
         Ok(out)
     }
-
-    /// stdio: keep a process that has answered valid requests only, for a
-    /// subscription to be opened on (`take_idle`); HTTP: close it.
-    pub async fn keep_idle(&self, rev: Revision, mut conn: Connection) {
-        if self.transport() == Transport::Stdio
-            && !conn.exited()
-            && let Some(st) = self.revs.get(&rev)
-            && let Ok(mut g) = st.spare_listen.lock()
-            && g.is_none()
-        {
-            *g = Some(conn);
-            return;
-        }
-        conn.shutdown().await;
-    }
-
-    /// A process `keep_idle` kept, if any (a start saved).
-    pub fn take_idle(&self, rev: Revision) -> Option<Connection> {
-        self.revs.get(&rev).and_then(|st| st.spare_listen.lock().ok().and_then(|mut g| g.take()))
-    }
 }

@@ -49,6 +49,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("2025-11-25/55-resources.json", include_str!("../../suites/2025-11-25/55-resources.json")),
     ("2025-11-25/56-prompts.json", include_str!("../../suites/2025-11-25/56-prompts.json")),
     ("2025-11-25/70-tasks.json", include_str!("../../suites/2025-11-25/70-tasks.json")),
+    ("2025-11-25/72-apps.json", include_str!("../../suites/2025-11-25/72-apps.json")),
     ("2025-11-25/85-conformance.json", include_str!("../../suites/2025-11-25/85-conformance.json")),
     ("2025-11-25/90-wire.json", include_str!("../../suites/2025-11-25/90-wire.json")),
     ("2025-11-25/95-load.json", include_str!("../../suites/2025-11-25/95-load.json")),

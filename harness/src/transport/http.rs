@@ -276,14 +276,20 @@ impl HttpTarget {
         if let Some(b) = body {
             req = req.body(b);
         }
-        let deadline = tokio::time::Instant::now() + within;
+        // A watch (`done`: a stream looked at for a window) waits for the
+        // answer to begin as any request does; its window counts from then,
+        // so a server slow to send its headers (a loaded machine) is
+        // watched as long as a quick one, not cut short.
+        let watch = until.done.is_some();
+        let begin_within = if watch { within.max(self.limits.request) } else { within };
+        let mut deadline = tokio::time::Instant::now() + begin_within;
         // A connection of its own waits for a place (`pace.rs`) until its answer begins.
         let place = if fresh { self.spec.gate.open().await } else { None };
         let sent = tokio::time::timeout_at(deadline, req.send()).await;
         drop(place);
         let resp = match sent {
             Err(_) => {
-                reply.error = Some(TransportError::Timeout(format!("no HTTP response within {} ms", self.limits.request.as_millis())));
+                reply.error = Some(TransportError::Timeout(format!("no HTTP response within {} ms", begin_within.as_millis())));
                 reply.ms = ms_since(start);
                 return reply;
             }
@@ -298,6 +304,9 @@ impl HttpTarget {
         reply.status = Some(resp.status().as_u16());
         for (k, v) in resp.headers() {
             reply.headers.push((k.as_str().to_string(), String::from_utf8_lossy(v.as_bytes()).into_owned()));
+        }
+        if watch {
+            deadline = tokio::time::Instant::now() + within;
         }
         self.read_body(&mut reply, Body::Reqwest(resp), &until, start, deadline).await;
         reply
@@ -438,14 +447,18 @@ impl HttpTarget {
     /// sends and reads the head; the body is read here, as for reqwest.
     async fn over_exact(&self, method: &str, headers: &[(String, String)], body: Option<Vec<u8>>, until: ReadUntil<'_>) -> HttpReply {
         let start = Instant::now();
-        let deadline = tokio::time::Instant::now() + until.within;
-        let to = exact::To { url: &self.spec.url, fixed: &self.spec.headers, timeout: self.limits.request };
+        // A watch's window counts from when its answer begins (`send_within`).
+        let watch = until.done.is_some();
+        let begin_within = if watch { until.within.max(self.limits.request) } else { until.within };
+        let deadline = tokio::time::Instant::now() + begin_within;
+        let to = exact::To { url: &self.spec.url, fixed: &self.spec.headers, timeout: begin_within };
         // Its connection waits for a place (`pace.rs`) until its answer begins.
         let place = self.spec.gate.open().await;
         let head = exact::send_exact(&to, method, headers, body, start, deadline).await;
         drop(place);
         match head {
             Ok((mut reply, raw)) => {
+                let deadline = if watch { tokio::time::Instant::now() + until.within } else { deadline };
                 self.read_body(&mut reply, Body::Raw(raw), &until, start, deadline).await;
                 reply
             }

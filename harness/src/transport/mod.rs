@@ -55,6 +55,8 @@ pub struct Limits {
     pub seen_start_ms: std::sync::Arc<std::sync::atomic::AtomicU64>,
     /// stdio: how many server processes the run started (shared).
     pub processes_started: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// stdio: how many of them answered a first request (shared).
+    pub processes_answered: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 /// How many times the longest start seen a new process is allowed.
@@ -69,6 +71,7 @@ impl Default for Limits {
             max_message: 16 * 1024 * 1024,
             seen_start_ms: Default::default(),
             processes_started: Default::default(),
+            processes_answered: Default::default(),
         }
     }
 }
@@ -86,6 +89,7 @@ impl Limits {
     /// A new process answered its first request after `ms`.
     pub fn saw_start(&self, ms: u64) {
         self.seen_start_ms.fetch_max(ms, std::sync::atomic::Ordering::Relaxed);
+        self.processes_answered.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// How the start-up allowance was reached, for a timeout message.

@@ -193,6 +193,15 @@ pub(super) fn report(args: &RunArgs, s: Started, j: Judged, c: Contracted, clock
         load: s.runner.load_stats(),
         outcome: report::Outcome { passed: why.is_empty() && !protected, why: why.iter().cloned().chain(not_judged.clone()).collect() },
         roots: j.roots,
+        call_log: {
+            let (mut log, _) = s.runner.call_log();
+            for e in &mut log {
+                e.by = s.plan.masker.text(&e.by);
+                e.tool = s.plan.masker.text(&e.tool);
+            }
+            log
+        },
+        call_log_dropped: s.runner.call_log().1,
         cases: j.results,
     };
     let mut write_err = !write_reports(args, &rep, &s);
