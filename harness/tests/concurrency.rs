@@ -231,14 +231,13 @@ fn the_console_and_the_report_keep_catalogue_order() {
         assert_eq!(full1, full8, "{transport}");
         // The revisions the run tested (those it probed), in catalogue order.
         let tested: Vec<&str> = full8["revisions"].as_array().unwrap().iter().filter_map(|r| r["revision"].as_str()).collect();
-        let catalogue: Vec<String> =
-            suite::load_builtin()
-                .unwrap()
-                .cases
-                .iter()
-                .filter(|c| tested.contains(&c.revision.as_str()) && !c.id.contains("/tasks/"))
-                .map(|c| c.id.clone())
-                .collect();
+        let catalogue: Vec<String> = suite::load_builtin()
+            .unwrap()
+            .cases
+            .iter()
+            .filter(|c| tested.contains(&c.revision.as_str()) && !c.id.contains("/tasks/"))
+            .map(|c| c.id.clone())
+            .collect();
         assert_eq!(r8, catalogue, "{transport}: catalogue order");
     }
 }

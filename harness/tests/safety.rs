@@ -289,7 +289,10 @@ fn every_tool_call_is_in_the_call_log_and_coverage_counts_them() {
     for c in r["cases"].as_array().unwrap() {
         for ex in c["transcript"].as_array().into_iter().flatten() {
             if ex["rpc_method"] == "tools/call"
-                && let Some(name) = ex["sent"].as_str().and_then(|s| serde_json::from_str::<serde_json::Value>(s).ok()).and_then(|v| v["params"]["name"].as_str().map(String::from))
+                && let Some(name) = ex["sent"]
+                    .as_str()
+                    .and_then(|s| serde_json::from_str::<serde_json::Value>(s).ok())
+                    .and_then(|v| v["params"]["name"].as_str().map(String::from))
             {
                 seen.insert(name);
             }
