@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The GitHub Action's shell steps, run here as a runner would run them:
-# install.sh from a release folder (file:// URL, sha256 checked), then run.sh
+# install.sh from a release folder (file:// URL, sha256 checked) and from
+# source (built once, then reused from the cached folder with no cargo on
+# PATH, and built again when the source changes), then run.sh
 # against the reference server, clean, broken and certified; GITHUB_OUTPUT
 # and GITHUB_STEP_SUMMARY are files we read back. Also checks that
 # action.yml names scripts that exist and maps every input run.sh reads.
@@ -33,6 +35,67 @@ echo "0000000000000000000000000000000000000000000000000000000000000000  mcpcert-
 if RUNNER_TEMP=$work/runner2 MCPCERT_VERSION=$version MCPCERT_RELEASE_URL=file://$work/bad bash scripts/action/install.sh >/dev/null 2>&1; then
   fail "install.sh accepted a tarball whose sha256 does not match"
 fi
+
+# version: source, cached. action.yml is YAML (GitHub refuses an action it
+# cannot parse) and caches the folder install.sh builds into, keyed on
+# install.sh --source-key, saving it right after a build.
+python3 - <<'PY' || fail "action.yml: the source build's cache steps are not as install.sh needs"
+try:
+    import yaml
+except ImportError:
+    import sys
+    print("action-check: PyYAML missing (pip install pyyaml): action.yml not parsed", file=sys.stderr)
+    raise SystemExit(0)
+steps = {s.get("name"): s for s in yaml.safe_load(open("action.yml"))["runs"]["steps"]}
+key, restore, install, save = (steps[n] for n in ("Key the mcpcert build", "Restore the mcpcert build", "Install mcpcert", "Save the mcpcert build"))
+names = list(steps)
+assert names.index("Key the mcpcert build") < names.index("Restore the mcpcert build") < names.index("Install mcpcert") < names.index("Save the mcpcert build"), names
+assert key["if"] == restore["if"] == "inputs.version == 'source'" and "install.sh\" --source-key" in key["run"], key
+assert restore["uses"] == "actions/cache/restore@v4" and save["uses"] == "actions/cache/save@v4", (restore, save)
+for s in (restore, save):
+    assert s["with"] == {"path": "${{ runner.temp }}/mcpcert-source", "key": "${{ steps.source-key.outputs.key }}"}, s
+assert key["id"] == "source-key" and install["id"] == "install" and "steps.install.outputs.built == 'true'" in save["if"], save
+PY
+cargo_fails=$work/no-cargo
+mkdir -p "$cargo_fails"
+printf '#!/bin/sh\necho "action-check: cargo called ($*)" >&2\nexit 97\n' >"$cargo_fails/cargo"
+chmod +x "$cargo_fails/cargo"
+src=$work/source
+mkdir -p "$src"
+# The workspace's debug build (built above): the cold install is a copy.
+src_install() { env RUNNER_TEMP="$src" GITHUB_PATH="$src/path" GITHUB_OUTPUT="$src/out" MCPCERT_VERSION=source MCPCERT_PROFILE=dev "$@" bash scripts/action/install.sh >/dev/null 2>"$src/err"; }
+key=$(MCPCERT_PROFILE=dev bash scripts/action/install.sh --source-key)
+[[ $key =~ ^[0-9a-f]{64}$ ]] || fail "install.sh --source-key printed no sha256: $key"
+src_install || fail "the cold source install failed: $(cat "$src/err")"
+built=$src/mcpcert-source/bin/mcpcert
+[ -x "$built" ] && [ "$(cat "$built.source-key")" = "$key" ] || fail "the source install left no binary stamped with its key in RUNNER_TEMP/mcpcert-source/bin"
+grep -qx 'built=true' "$src/out" || fail "the cold source install did not output built=true (action.yml saves the cache on it)"
+! grep -q reused "$src/err" || fail "the cold source install said it reused a build"
+stamp_before=$(ls -li --time-style=full-iso "$built")
+# The second install: cargo fails if called.
+: >"$src/out"
+: >"$src/path"
+src_install PATH="$cargo_fails:$PATH" || fail "the second source install did not reuse the cached build: $(cat "$src/err")"
+grep -qx "mcpcert: cached build for source ${key:0:12} reused" "$src/err" || fail "the second source install did not say it reused the build: $(cat "$src/err")"
+[ "$(readlink "$src/mcpcert-bin/mcpcert")" = "$built" ] && [ "$(ls -li --time-style=full-iso "$built")" = "$stamp_before" ] || fail "the second source install did not put the same binary on PATH"
+grep -qx "$src/mcpcert-bin" "$src/path" || fail "the second source install did not add mcpcert to GITHUB_PATH"
+! grep -q built "$src/out" || fail "the second source install output built=true (the cache would be saved again)"
+# The key is where the source is not, and what it is: a copy has the same
+# key; a copy with one suite changed has another, and builds (cargo called).
+copy=$work/copy
+mkdir -p "$copy/harness" "$copy/scripts"
+cp Cargo.toml Cargo.lock "$copy/"
+cp -r harness/Cargo.toml harness/src harness/schemas "$copy/harness/"
+cp -r suites "$copy/harness/suites"
+cp -r scripts/action "$copy/scripts/"
+[ "$(MCPCERT_PROFILE=dev bash "$copy/scripts/action/install.sh" --source-key)" = "$(MCPCERT_PROFILE=dev bash scripts/action/install.sh --source-key)" ] || fail "a copy of the source elsewhere has another key"
+echo " " >>"$copy/harness/suites/2026-07-28/10-lifecycle.json"
+[ "$(MCPCERT_PROFILE=dev bash "$copy/scripts/action/install.sh" --source-key)" != "$key" ] || fail "a changed suite does not change the source key"
+if env RUNNER_TEMP="$src" MCPCERT_VERSION=source MCPCERT_PROFILE=dev PATH="$cargo_fails:$PATH" bash "$copy/scripts/action/install.sh" >/dev/null 2>"$src/err"; then
+  fail "a changed source reused the cached build"
+fi
+grep -q 'action-check: cargo called (install ' "$src/err" || fail "a changed source did not build: $(cat "$src/err")"
+[ "$(MCPCERT_PROFILE=release bash scripts/action/install.sh --source-key)" != "$key" ] || fail "the profile is not in the source key"
 
 step() { # NAME, then INPUT_* assignments
   local name=$1; shift
@@ -96,4 +159,4 @@ step certified INPUT_STDIO="$ref --stdio --era dual --fixtures" INPUT_REQUIREMEN
 grep -q '^exit-code=0$' "$work/certified.out" || fail "certified: exit-code is not 0"
 grep -q '^certificate: ' "$work/certified.md" || fail "certified: the step summary names no certificate"
 [ -s "$work/certified/certificate.json" ] || fail "certified: no certificate.json"
-echo "action-check: install (sha256 checked, a bad one refused) and run (clean, broken with its exact summary, quoted args, certified) behave as the action needs"
+echo "action-check: install (sha256 checked, a bad one refused; version: source built once, then reused without cargo, rebuilt when the source changes) and run (clean, broken with its exact summary, quoted args, certified) behave as the action needs"

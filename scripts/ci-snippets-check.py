@@ -7,8 +7,9 @@ The snippets are the fenced YAML blocks of README.md and docs/ci.md marked
 - gitlab: the README's GitLab job (pinned release binary, sha256 checked,
   one run against a server);
 - github-nightly and gitlab-nightly: the sharded nightly interop workflows
-  of docs/ci.md (three shards, a merge, `mcpcert diff` against the
-  previous night);
+  of docs/ci.md (three shards, a merge, `mcpcert diff` against the last
+  green night: never a red one, or a regression would be forgotten after
+  one red night; the GitHub one must ask `gh run list --status success`);
 - github-board and gitlab-board: the nightly board workflows of
   docs/board.md (three `board --shard` jobs starting from last night's
   site, a merge into the site): a first night of three loopback remotes,
@@ -22,11 +23,16 @@ The snippets are the fenced YAML blocks of README.md and docs/ci.md marked
 The release binary comes from a release folder built here
 (scripts/release-build.sh, served as a file:// URL); the servers are the
 reference server in three eras. Night one has no previous night; night two
-breaks one target, and the merge job must fail on the regression. Steps
-that need GitHub or GitLab themselves (`uses:` actions, the artifacts API)
-are played by this script: it copies the folders between jobs. Exit 1 on
-the first snippet that does not behave as its page says.
+breaks one target, and the merge job must fail on the regression; night
+three has the same regression and must fail again (compared with night
+one, the last green night, not with the red night two). Steps that need
+GitHub or GitLab themselves (`uses:` actions, the artifacts API) are played
+by this script: it copies the folders between jobs; `gh` is a stand-in
+that answers `gh run list` and `gh run download` from the nights played so
+far (night N's run in progress while its merge job runs). Exit 1 on the
+first snippet that does not behave as its page says.
 """
+import json
 import os
 import re
 import shutil
@@ -156,20 +162,28 @@ def run(work):
                     fault = " --fault legacy-no-server-info"
                 f.write(f'[[target]]\nname = "{era}"\ncommand = "{ref} --stdio --era {era}{fault}"\n\n')
 
-    # The nightly workflows, two nights each.
-    env, gh = github_jobs(snippet("docs/ci.md", "github-nightly"))
+    # The nightly workflows, three nights each.
+    gh_lines = snippet("docs/ci.md", "github-nightly")
+    env, gh = github_jobs(gh_lines)
     if set(gh) != {"shard", "merge"}:
         fail(f"the GitHub nightly has jobs {sorted(gh)}, not shard and merge")
     gl = gitlab_jobs(snippet("docs/ci.md", "gitlab-nightly"))
     for j in ("interop-shard", "interop-merge"):
         if j not in gl:
             fail(f"the GitLab nightly has no {j} job")
+    previous_night_github(gh["merge"], github_sections(gh_lines)["merge"])
+    fake_gh = os.path.join(work, "fake-gh")
+    write_fake_gh(fake_gh)
     for flavour in ("github", "gitlab"):
-        previous = None
-        for night, broken in ((1, False), (2, True)):
+        green = None  # the last green night's merged matrix (GitLab's artifacts API)
+        runs = []  # the workflow's runs so far, for the stand-in gh
+        for night, broken in ((1, False), (2, True), (3, True)):
             parts = []
             for k in (1, 2, 3):
                 d = os.path.join(work, flavour, f"night{night}", f"shard{k}")
+                if night == 3:  # the same targets as night two: its shards' parts
+                    parts.append(os.path.join(work, flavour, "night2", f"shard{k}", f"part-{k}"))
+                    continue
                 os.makedirs(d)
                 targets(d, broken)
                 if flavour == "github":
@@ -187,17 +201,24 @@ def run(work):
             os.makedirs(d)
             for p in parts:  # what the artifact steps carry between the jobs
                 shutil.copytree(p, os.path.join(d, os.path.basename(p)))
-            if previous:
-                shutil.copytree(previous, os.path.join(d, "previous") if flavour == "github" else os.path.join(d, "previous", "matrix"))
             if flavour == "github":
-                code, out = github_steps(gh["merge"], d, with_release(env), {})
+                # This night's run is in progress; gh answers from the runs so far.
+                runs_file = os.path.join(d, ".gh-runs.json")
+                this = {"id": 100 + night, "branch": "main", "status": "in_progress", "conclusion": "", "artifacts": {}}
+                json.dump(runs + [this], open(runs_file, "w"))
+                e = dict(with_release(env), GH_FAKE_RUNS=runs_file, GITHUB_REPOSITORY="OWNER/nightly", GITHUB_REF_NAME="main")
+                e["PATH"] = fake_gh + ":" + e["PATH"]
+                code, out = github_steps(gh["merge"], d, e, {})
+                # The upload step after the fetch: this run's `matrix` artifact.
+                runs.append(dict(this, status="completed", conclusion="success" if code == 0 else "failure", artifacts={"matrix": os.path.join(d, "matrix")}))
             else:
+                if green:  # the artifacts API: the newest successful interop-merge
+                    shutil.copytree(green, os.path.join(d, "previous", "matrix"))
                 job = gl["interop-merge"]
                 code, out = sh("\n".join(job["before_script"] + job["script"]), d, with_release(job["variables"]), "merge")
             merged = os.path.join(d, "matrix", "matrix.json")
             if not os.path.exists(merged):
                 fail(f"{flavour} night {night}: the merge wrote no matrix/matrix.json:\n{out}")
-            import json
             names = sorted(t["name"] for t in json.load(open(merged))["targets"])
             if names != ["dual", "legacy", "modern"]:
                 fail(f"{flavour} night {night}: the merged matrix holds {names}, not the three targets")
@@ -205,9 +226,75 @@ def run(work):
                 fail(f"{flavour} night 1 (no previous night) should pass and say so ({code}):\n{out}")
             if night == 2 and (code == 0 or not re.search(r"diff: [1-9]\d* regressions", out) or not re.search(r"^\s+modern\s+\S+: pass → FAIL", out, re.M)):
                 fail(f"{flavour} night 2: the merge job must fail on the regression of `modern` ({code}):\n{out}")
-            previous = os.path.join(d, "matrix")
+            if night == 3 and (code == 0 or not re.search(r"^\s+modern\s+\S+: pass → FAIL", out, re.M)):
+                fail(f"{flavour} night 3: the regression of night 2 is still there, and the merge job must fail on it again, compared with the last green night (night 1), not with the red night 2 ({code}):\n{out}")
+            if code == 0:
+                green = os.path.join(d, "matrix")
     board_snippets(work, ref, with_release)
-    print("ci-snippets-check: the README's GitLab job, the GitHub and GitLab nightly workflows (3 shards, merge, diff: a clean first night, a regression caught on the second) and the board workflows (3 shards, the site: a first night, then one server run again and its regression named) run as their pages say")
+    print("ci-snippets-check: the README's GitLab job, the GitHub and GitLab nightly workflows (3 shards, merge, diff with the last green night: a clean first night, a regression caught on the second and again on the third) and the board workflows (3 shards, the site: a first night, then one server run again and its regression named) run as their pages say")
+
+
+def previous_night_github(merge, merge_lines):
+    """The GitHub nightly's merge job takes the previous night from the
+    newest *successful* run (`gh run list --status success`): a night red
+    on a regression is never the one compared with, or the regression would
+    pass the next night and be forgotten."""
+    fetch = [l for l in merge if "gh run list" in l]
+    if not fetch:
+        fail("the GitHub nightly's merge job does not fetch the previous night with `gh run list --status success` (the only fetch this check plays)")
+    for line in fetch:
+        statuses = re.findall(r"(?:--status|-s)[= ]+[\"']?([\w-]+)", line)
+        if statuses != ["success"]:
+            fail(f"the GitHub nightly compares with the newest run of status {statuses or 'any'}, not the last successful (green) one: {line}")
+    lines = "\n".join(merge_lines)
+    if "workflow_conclusion" in lines or "action-download-artifact" in lines:
+        fail("the GitHub nightly's merge job fetches a night by action-download-artifact: use `gh run list --status success` (this check plays that)")
+
+
+def write_fake_gh(bindir):
+    """A `gh` for the snippets: `run list` and `run download` over the runs
+    in $GH_FAKE_RUNS, as GitHub answers (newest first; --status is a status
+    or a conclusion); anything else fails."""
+    os.makedirs(bindir)
+    path = os.path.join(bindir, "gh")
+    with open(path, "w") as f:
+        f.write(r'''#!/usr/bin/env python3
+import json, os, shutil, sys
+args = sys.argv[1:]
+def die(msg):
+    print("gh (ci-snippets-check's stand-in): " + msg, file=sys.stderr)
+    sys.exit(1)
+def opt(*names, default=None):
+    for i, a in enumerate(args):
+        if a in names and i + 1 < len(args):
+            return args[i + 1]
+        for n in names:
+            if a.startswith(n + "="):
+                return a.split("=", 1)[1]
+    return default
+runs = json.load(open(os.environ["GH_FAKE_RUNS"]))
+if args[:2] == ["run", "list"]:
+    if opt("--workflow", "-w") != "nightly.yml":
+        die("run list: the workflow is nightly.yml")
+    if opt("--repo", "-R") != os.environ.get("GITHUB_REPOSITORY"):
+        die("run list: give the repository (-R \"$GITHUB_REPOSITORY\")")
+    branch, status = opt("--branch", "-b"), opt("--status", "-s")
+    sel = [r for r in runs if (branch is None or r["branch"] == branch) and (status is None or status in (r["status"], r["conclusion"]))]
+    sel = sorted(sel, key=lambda r: -r["id"])[: int(opt("--limit", "-L", default="20"))]
+    if opt("--json") != "databaseId" or opt("--jq", "-q") != ".[].databaseId":
+        die("run list: this stand-in answers --json databaseId --jq '.[].databaseId' only")
+    for r in sel:
+        print(r["id"])
+elif args[:2] == ["run", "download"] and len(args) > 2:
+    run = next((r for r in runs if str(r["id"]) == args[2]), None)
+    name = opt("--name", "-n")
+    if run is None or name not in run["artifacts"]:
+        die(f"run download: run {args[2]} has no artifact {name!r}")
+    shutil.copytree(run["artifacts"][name], opt("--dir", "-D", default="."), dirs_exist_ok=True)
+else:
+    die("not played: gh " + " ".join(args))
+''')
+    os.chmod(path, 0o755)
 
 
 def start_ref(ref, work, name, *args):
