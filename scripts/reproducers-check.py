@@ -30,8 +30,11 @@ Behind [auth] (a protected server), the curl lines make each token again
 with `mcpcert auth-token` (the issuer's keys are kept): `mcpcert` must be on
 PATH.
 
-Skipped, and said: checks over the whole run (their reproducer replays a
-sample), and exchanges the run got no status or answer for. The cases of a report are replayed a few at a time. Exit 1 if any
+Checks over the whole run (the wire audits) replay the exchanges that drew
+their findings, each preceded by the DELETE that had ended its session, if
+one had: over Streamable HTTP these are compared as any case's are; over
+stdio and HTTP with SSE they are skipped. Skipped, and said: exchanges the
+run got no status or answer for. The cases of a report are replayed a few at a time. Exit 1 if any
 answer differs."""
 import concurrent.futures
 import json
@@ -274,7 +277,11 @@ def replay_sse(c, rep):
 def replay(c, transport):
     """(case id, verdict, differences or None, why skipped)."""
     rep = c.get("reproducer") or ""
-    if "this check judges all traffic of the run" in rep:
+    # A check over the whole run replays the exchanges that drew its
+    # findings (with the DELETE that ended a session before one): over
+    # Streamable HTTP each keeps its status, as any case's do; over stdio
+    # and HTTP with SSE a sample is not compared.
+    if "this check judges all traffic of the run" in rep and (transport == "stdio" or "# HTTP with SSE" in rep):
         return c["id"], c["verdict"], None, ""
     if "# HTTP with SSE" in rep:
         diffs = replay_sse(c, rep)

@@ -38,7 +38,9 @@ Exit codes (run):
   1    a failure or error the baseline does not expect, a stale baseline entry, an unmet
        requirement set, or a report that could not be written (the last line says which)
   2    usage, config, baseline or suite-file error (nothing was run)
-  3    the target could not be started or reached
+  3    the target could not be started or reached, or does not serve the revision asked for
+  4    the server needs a credential the config does not give: only what needs none was
+       judged and passed (give the token or key to judge the rest)
   129, 130, 143  interrupted by SIGHUP, SIGINT, SIGTERM (reports are still written)
   101  mcpcert itself crashed (a bug: please report it)";
 
@@ -183,6 +185,10 @@ enum Cmd {
         /// With --registry: only servers updated since this time (RFC 3339).
         #[arg(long, value_name = "TIME", requires = "registry")]
         updated_since: Option<String>,
+        /// Exit 1 when a server regressed since the night before (each
+        /// regression is printed on a line of its own either way).
+        #[arg(long)]
+        fail_on_regression: bool,
         /// `mcpcert run` options for every server, after `--`.
         #[arg(last = true)]
         run_args: Vec<String>,
@@ -413,6 +419,10 @@ struct RunArgs {
     /// no progress line).
     #[arg(long, short)]
     quiet: bool,
+    /// A line for every case as it finishes, passes and n/a included (by
+    /// default those are counted by area, and the n/a by reason).
+    #[arg(long, short, conflicts_with = "quiet")]
+    verbose: bool,
     /// The previous release's contract.json: the changes since it are shown
     /// (breaking first) and recorded in the certificate.
     #[arg(long, value_name = "FILE")]
@@ -544,6 +554,7 @@ fn main() -> ExitCode {
             inputs,
             registry,
             updated_since,
+            fail_on_regression,
             run_args,
         } => ExitCode::from(cli::board::board(cli::board::BoardArgs {
             snapshot,
@@ -559,6 +570,7 @@ fn main() -> ExitCode {
             inputs,
             registry,
             updated_since,
+            fail_on_regression,
             run_args,
         })),
         Cmd::Lint { file, revision, config, json } => ExitCode::from(lint(&file, &revision, config.as_ref(), json)),

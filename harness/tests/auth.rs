@@ -406,7 +406,7 @@ fn a_static_api_key_server_breaks_one_should_not_the_oauth_musts() {
         for case in ["metadata-discoverable", "challenge-scope", "resource-metadata"] {
             let (v, msg) = &r.verdicts[&format!("{rev}/auth/{case}")];
             assert_eq!(v, "n/a", "{case}: {msg}");
-            assert!(msg.contains("does not use MCP's OAuth authorization"), "{case}: {msg}");
+            assert!(msg.contains("shows no sign of MCP's OAuth authorization"), "{case}: {msg}");
         }
     }
     assert_eq!(r.verdicts["2026-07-28/auth/no-offline-access"].0, "n/a");
@@ -463,10 +463,28 @@ fn a_protected_server_without_a_token_is_judged_on_what_needs_none() {
     for (fault, id) in [
         ("auth-metadata-no-servers", "2026-07-28/auth/resource-metadata"),
         ("auth-metadata-wrong-resource", "2026-07-28/auth/resource-metadata"),
-        ("auth-no-discovery", "2026-07-28/auth/metadata-discoverable"),
     ] {
         let (code, console, rep) = run_plain(&format!("auth-protected-{fault}"), &[fault]);
         assert_eq!(code, Some(1), "{fault}: {console}");
         assert_eq!(common::case(&rep, id)["verdict"], "fail", "{fault}");
+    }
+    // No metadata at all, a bare Bearer challenge: without a token that
+    // is what a static API key server sends too, so it is judged as one
+    // (the verdict rests on the server, not on whether a credential was
+    // given): the OAuth MUSTs n/a, the SHOULD to conform a warning saying
+    // what a client cannot discover, exit 4. With the built-in issuer's
+    // tokens the same server fails metadata-discoverable (the fault matrix).
+    for (name, faults) in [("no-discovery", &["auth-no-discovery"][..]), ("static-key", &["auth-static-key"][..])] {
+        let (code, console, rep) = run_plain(&format!("auth-protected-{name}"), faults);
+        assert_eq!(code, Some(4), "{name}: {console}");
+        assert!(console.contains("give mcpcert a token to judge the rest"), "{name}: {console}");
+        for rev in ["2026-07-28"] {
+            let c = common::case(&rep, &format!("{rev}/auth/oauth-conformance"));
+            assert_eq!(c["verdict"], "warn", "{name} {rev}: {c}");
+            assert!(c["message"].as_str().unwrap().contains("clients cannot discover its authorization server"), "{name}: {c}");
+            for case in ["metadata-discoverable", "resource-metadata"] {
+                assert_eq!(common::case(&rep, &format!("{rev}/auth/{case}"))["verdict"], "n/a", "{name} {rev} {case}");
+            }
+        }
     }
 }

@@ -310,6 +310,17 @@ fn a_snapshot_becomes_a_site_with_each_outcome_said() {
         assert!(page.contains(&format!("versions/{v}/verdicts.txt")), "{page}");
     }
     assert!(std::fs::read_to_string(site.join("index.html")).unwrap().contains("regression <b>io.github.test/faulty-server</b>"));
+    // The console names the regression on a line of its own; exit 0 unless
+    // --fail-on-regression (the same night again: nothing runs, the
+    // comparison with night one stands).
+    assert!(console.contains("regression: io.github.test/faulty-server: pass → fail"), "{console}");
+    assert!(console.contains("1 regression since the night before"), "{console}");
+    let (code, again) = board(&b, "site", &["--night", "night-2", "--fail-on-regression"]);
+    assert_eq!(code, 1, "{again}");
+    assert!(
+        again.contains("regression: io.github.test/faulty-server: pass → fail") && again.contains("FAILED (--fail-on-regression)"),
+        "{again}"
+    );
 
     // Night three: the next version fixes it, and says which case; the
     // crashing server was deleted from the registry: off the board.

@@ -175,6 +175,7 @@ pub fn run_all_kept(setup: &Setup) -> (BTreeMap<String, CaseResult>, Option<Http
                     url,
                     headers: vec![],
                     secret_headers: vec![],
+                    header_env: vec![],
                     client: Default::default(),
                     sse: Default::default(),
                     gate: Default::default(),

@@ -193,7 +193,7 @@ fn the_console_and_the_report_keep_catalogue_order() {
             // A task followed to its end is polled as often as its clock
             // says (and its id is the server's random one): the tasks areas
             // depend on time, not on the scheduler, and are left out here.
-            cmd.args(["-j", j, "--color", "never", "--skip", "/tasks/"]);
+            cmd.args(["-j", j, "--color", "never", "--skip", "/tasks/", "--verbose"]);
             report_args(&mut cmd, &dir);
             let out = cmd.output().unwrap();
             let console = String::from_utf8_lossy(&out.stdout).into_owned();

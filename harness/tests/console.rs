@@ -24,7 +24,7 @@ fn summary_counts(console: &str) -> Vec<u64> {
 #[test]
 fn one_vocabulary_and_counts_that_agree_with_every_line_and_the_report() {
     // order-varies breaks a SHOULD; ping-alive a POLICY rule.
-    let (code, console, r) = run("console-words", "--era modern --fault order-varies --fault ping-alive", &[]);
+    let (code, console, r) = run("console-words", "--era modern --fault order-varies --fault ping-alive", &["--verbose"]);
     assert_eq!(code, 0, "warnings do not fail the run: {console}");
     let case_lines: Vec<&str> = console.lines().filter(|l| l.starts_with("test [")).collect();
     assert!(case_lines.iter().all(|l| !l.ends_with(" ok")), "`ok` is never a verdict word");
@@ -119,6 +119,7 @@ fn help_shows_examples_and_exit_codes() {
     let out = mcpcert().arg("--help").output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("Examples:") && text.contains("Exit codes (run):") && text.contains("143"), "{text}");
+    assert!(text.contains("\n  4    the server needs a credential"), "exit code 4 is listed: {text}");
     assert!(text.contains("--stdio is not a shell"), "{text}");
     let out = mcpcert().args(["run", "--list", "2026-07-28/lifecycle/"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "run --list needs no target");
@@ -324,4 +325,116 @@ fn the_server_card_of_a_draft_is_noted_never_judged() {
 
     let (_, _, rep) = run("card-stdio", "--era modern", &["lifecycle/"]);
     assert!(rep.get("drafts").is_none(), "stdio: {}", rep["drafts"]);
+}
+
+/// A clean run reads like cargo's: the failing cases as they finish (none
+/// here), the passes and n/a counted by area, the n/a by reason with their
+/// counts, one summary: at most about 100 lines. --verbose gives a line
+/// per case; the reports keep every case either way.
+#[test]
+fn a_clean_run_is_as_quiet_as_cargo() {
+    let (code, console, r) = run("console-clean", "--era dual", &[]);
+    assert_eq!(code, 0, "{console}");
+    let n = console.lines().count();
+    assert!(n <= 100, "{n} lines:\n{console}");
+    assert!(!console.lines().any(|l| l.starts_with("test [")), "no line per passing or n/a case:\n{console}");
+    let cases = r["cases"].as_array().unwrap();
+    let with = |why: &str| cases.iter().filter(|c| c["verdict"] == "n/a" && c["message"].as_str().unwrap().starts_with(why)).count();
+    let http_only = with("applies to http targets only; this target is stdio");
+    assert!(http_only > 50, "{http_only}");
+    assert!(
+        console.lines().any(|l| l.trim_start() == format!("{http_only} n/a: applies to http targets only; this target is stdio")),
+        "one line with the count:\n{console}"
+    );
+    let fixtures = with("the server has no conformance fixtures: ");
+    assert!(
+        console
+            .lines()
+            .any(|l| l.trim_start()
+                == format!("{fixtures} n/a: the server has no conformance fixtures (each case names its own: --verbose)")),
+        "reasons that differ only in what they name are one group:\n{console}"
+    );
+    let tools_pass = cases.iter().filter(|c| c["verdict"] == "pass" && c["id"].as_str().unwrap().starts_with("2026-07-28/tools/")).count();
+    assert!(
+        console.lines().any(|l| l.trim_start().starts_with("2026-07-28/tools ") && l.trim_end().ends_with(&format!("{tools_pass} pass"))),
+        "a line per area:\n{console}"
+    );
+    let (_, verbose, r) = run("console-clean-verbose", "--era dual", &["--verbose"]);
+    assert_eq!(verbose.lines().filter(|l| l.starts_with("test [")).count(), r["cases"].as_array().unwrap().len(), "{verbose}");
+}
+
+/// A case with several findings: its one-line reason (JUnit's message,
+/// the step summary, the baseline, the console) names the first finding
+/// and counts the rest, never a bare "…:"; a root cause's heading names
+/// what its first case names.
+#[test]
+fn a_reason_names_the_first_finding_wherever_it_goes() {
+    let (code, console, r) = run("console-reason", "--era modern --fault error-id-null", &[]);
+    assert_eq!(code, 1, "{console}");
+    let dir = std::env::temp_dir().join(format!("mcpcert-test-{}-console-reason", std::process::id()));
+    let c = case(&r, "2026-07-28/wire/server-frames-valid");
+    let head = c["message"].as_str().unwrap().lines().next().unwrap().to_string();
+    assert!(head.ends_with("message schema:"), "{head}");
+    let reason = format!("{} JSONRPCErrorResponse (reply to ", head);
+    let junit = std::fs::read_to_string(dir.join("junit.xml")).unwrap();
+    let at = junit.find("name=\"2026-07-28/wire/server-frames-valid\"").expect("the testcase");
+    let failure = &junit[at..junit[at..].find("</testcase>").unwrap() + at];
+    let message = failure.split("message=\"").nth(1).unwrap().split('"').next().unwrap();
+    assert!(
+        message.starts_with(&reason) && message.contains("the error&apos;s id is null") || message.contains("the error's id is null"),
+        "{message}"
+    );
+    assert!(message.contains(" more)"), "{message}");
+    let out = mcpcert().arg("summary").arg(dir.join("report.json")).output().unwrap();
+    let md = String::from_utf8_lossy(&out.stdout);
+    let line = md.lines().find(|l| l.contains("`2026-07-28/wire/server-frames-valid`")).expect("listed");
+    assert!(line.contains("JSONRPCErrorResponse (reply to") && line.contains(" more)") && !line.trim_end().ends_with(':'), "{line}");
+    let base = dir.join("baseline.toml");
+    let mut cmd = mcpcert();
+    cmd.args(["run", "--stdio", &format!("{} --stdio --era modern --fault error-id-null", refserver().display()), "--write-baseline"])
+        .arg(&base)
+        .arg("--out")
+        .arg(dir.join("again"));
+    cmd.output().unwrap();
+    let b = std::fs::read_to_string(&base).unwrap();
+    let entry = b.lines().find(|l| l.contains("2026-07-28/wire/server-frames-valid")).expect("in the baseline");
+    assert!(entry.contains("JSONRPCErrorResponse (reply to") && entry.contains(" more)"), "{entry}");
+    // The root cause's heading names what its first case says, ids whole.
+    let root = &r["roots"][0];
+    assert!(root["cause"].as_str().unwrap().contains('…'), "{root}");
+    assert!(!root["said"].as_str().unwrap().contains('…') && root["said"].as_str().unwrap().contains("got null"), "{root}");
+}
+
+/// A tool listed twice is one tool in the coverage line.
+#[test]
+fn coverage_counts_a_tool_listed_twice_once() {
+    let (_, console, _) = run("console-duplicate-tool", "--era modern --fault duplicate-tool", &[]);
+    let line = console.lines().find(|l| l.starts_with("coverage: tools (2026-07-28)")).expect("a coverage line");
+    assert!(line.contains("called 10 of 13 tools"), "{line}");
+    let processes = console.lines().find(|l| l.starts_with("coverage: processes")).expect("a processes line");
+    assert!(processes.contains("in all, against") && processes.contains("of wall time"), "{processes}");
+}
+
+/// --revision (or a requirement set) naming a revision the server does not
+/// serve: one sentence, the same words, with the way out.
+#[test]
+fn a_revision_asked_for_and_not_served_is_one_sentence() {
+    for (args, flag) in [(&["--revision", "2026-07-28"][..], "--revision"), (&["--requirements", "2026-07-28"][..], "--requirements")] {
+        let dir = outdir("console-not-served");
+        let mut cmd = mcpcert();
+        cmd.args(["run", "--stdio", &format!("{} --stdio --era 2025-06-18", refserver().display())]).args(args);
+        report_args(&mut cmd, &dir);
+        let out = cmd.output().unwrap();
+        let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert_eq!(out.status.code(), Some(3), "{stdout}{stderr}");
+        assert!(
+            stderr.contains("and the server does not serve it: its initialize negotiates 2025-06-18")
+                && stderr.contains(&format!("A run without {flag} judges what the server serves")),
+            "{stderr}"
+        );
+        assert!(stdout.contains("test result: FAILED (the server does not serve the revision asked for)"), "{stdout}");
+        if flag == "--revision" {
+            assert!(stdout.lines().count() <= 12, "{stdout}");
+        }
+    }
 }

@@ -71,7 +71,9 @@ fn sigterm_mid_run_kills_the_servers_and_writes_every_report() {
     let dir = outdir("sigterm");
     let mut cmd = mcpcert();
     // A server that answers one byte at a time: the run takes a while.
-    cmd.args(["run", "--stdio", &hostile("trickle", &tag), "--revision", "2026-07-28"]).stdout(Stdio::piped()).stderr(Stdio::null());
+    cmd.args(["run", "--stdio", &hostile("trickle", &tag), "--revision", "2026-07-28", "--verbose"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
     report_args(&mut cmd, &dir);
     let mut child = cmd.spawn().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
@@ -145,7 +147,9 @@ fn two_signals_at_once_are_one_interruption_and_every_report_is_written() {
         let tag = format!("sigint-twice-{}-{round}", std::process::id());
         let dir = outdir(&format!("sigint-twice-{round}"));
         let mut cmd = mcpcert();
-        cmd.args(["run", "--stdio", &hostile("trickle", &tag), "--revision", "2026-07-28"]).stdout(Stdio::piped()).stderr(Stdio::null());
+        cmd.args(["run", "--stdio", &hostile("trickle", &tag), "--revision", "2026-07-28", "--verbose"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
         report_args(&mut cmd, &dir);
         let mut child = cmd.spawn().unwrap();
         let mut stdout = BufReader::new(child.stdout.take().unwrap());
@@ -171,4 +175,31 @@ fn two_signals_at_once_are_one_interruption_and_every_report_is_written() {
         assert!(report(&dir)["cases"].as_array().is_some_and(|c| !c.is_empty()));
         assert!(left_behind(&tag).is_empty(), "server processes left: {:?}", left_behind(&tag));
     }
+}
+
+/// An interrupt before the cases ran is one line with the count, not a
+/// line per case (there were 284 to 422), and the console says the
+/// contract was not written.
+#[test]
+fn an_interrupted_run_says_the_cases_not_run_in_one_line() {
+    let dir = outdir("sigint-quiet");
+    let mut cmd = mcpcert();
+    // A server slow to start: the interrupt comes while the probes wait.
+    cmd.args(["run", "--stdio", &format!("{} --era dual --start-delay 4000", refserver().display())])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    report_args(&mut cmd, &dir);
+    let mut child = cmd.spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    signal(&child, libc::SIGINT);
+    let mut console = String::new();
+    child.stdout.take().unwrap().read_to_string(&mut console).unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(130), "{console}");
+    let r = report(&dir);
+    let total = r["summary"]["total"].as_u64().unwrap();
+    assert!(total > 100 && r["summary"]["error"] == total, "{}", r["summary"]);
+    assert!(console.lines().count() <= 30, "{} lines:\n{console}", console.lines().count());
+    assert!(console.contains(&format!("{total} cases not run (ERROR in the reports): the run was interrupted (SIGINT)")), "{console}");
+    assert!(!console.lines().any(|l| l.starts_with("test [")), "{console}");
+    assert!(console.contains("contract: not written"), "{console}");
 }

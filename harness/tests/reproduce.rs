@@ -179,3 +179,85 @@ fn a_stdio_reproducer_starts_the_server_in_its_folder_with_its_environment() {
     assert!(stdout.contains("\"code\":-32601"), "the ping gets the same error when the pipe is run:\n{pipe}\n{stdout}");
     assert!(pipe.contains("env 'MCPCERT_REPRO_MODE=on purpose'"), "{pipe}");
 }
+
+/// A frame the wire audit quotes came back to a request sent after a
+/// DELETE had ended its session (the server answered 404 with `"id":
+/// null`). Its replay sends the DELETE first, or the request would reach a
+/// live session and get another answer; scripts/reproducers-check.py
+/// replays it and gets the run's statuses (and, without the DELETE line,
+/// does not).
+#[test]
+fn a_request_sent_after_a_session_delete_is_replayed_after_it() {
+    let server = start_http(&["--era".into(), "legacy".into(), "--fault".into(), "ended-session-id-null".into()]);
+    let dir = outdir("reproduce-after-delete");
+    let mut cmd = mcpcert();
+    cmd.args(["run", "--http", &server.url]);
+    report_args(&mut cmd, &dir);
+    cmd.output().unwrap();
+    let rep = report(&dir);
+    let c = case(&rep, "2025-11-25/wire/server-frames-valid");
+    assert_eq!(c["verdict"], "fail", "{c}");
+    let repro = c["reproducer"].as_str().unwrap();
+    let lines: Vec<&str> = repro.lines().collect();
+    let delete = lines.iter().position(|l| l.contains("-X DELETE")).unwrap_or_else(|| panic!("the DELETE is sent:\n{repro}"));
+    let ping = lines.iter().position(|l| l.contains("\"method\":\"ping\"")).unwrap_or_else(|| panic!("the ping is sent:\n{repro}"));
+    assert!(
+        delete < ping && lines[delete].contains("$sid") && lines[ping].contains("$sid"),
+        "the DELETE first, in the same session:\n{repro}"
+    );
+    let Ok(py) = std::process::Command::new("python3").arg("--version").output() else { return };
+    assert!(py.status.success());
+    let check = |report: &std::path::Path| {
+        let mcpcert_dir = std::path::Path::new(env!("CARGO_BIN_EXE_mcpcert")).parent().unwrap().to_path_buf();
+        let path = format!("{}:{}", mcpcert_dir.display(), std::env::var("PATH").unwrap_or_default());
+        let out = std::process::Command::new("python3")
+            .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/reproducers-check.py"))
+            .arg(report)
+            .env("PATH", path)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let said = check(&dir.join("report.json"));
+    assert!(said.contains("1 reproducers replayed, 0 differ"), "{said}");
+    // Without the DELETE, the ping reaches a live session: it differs.
+    let mut cut = rep.clone();
+    for c in cut["cases"].as_array_mut().unwrap() {
+        if c["id"] == "2025-11-25/wire/server-frames-valid" {
+            let kept: Vec<&str> = repro.lines().filter(|l| !l.contains("-X DELETE")).collect();
+            c["reproducer"] = serde_json::Value::String(kept.join("\n"));
+            let t: Vec<serde_json::Value> =
+                c["transcript"].as_array().unwrap().iter().filter(|e| e["http_method"] != "DELETE").cloned().collect();
+            c["transcript"] = serde_json::Value::Array(t);
+        }
+    }
+    let without = dir.join("report-without-delete.json");
+    std::fs::write(&without, serde_json::to_string(&cut).unwrap()).unwrap();
+    let said = check(&without);
+    assert!(said.contains("1 differ"), "without the DELETE the replay gets another answer:\n{said}");
+}
+
+/// A secret header the config reads from a variable is shown by that
+/// variable's name, and the reproducer reads the variable again.
+#[test]
+fn a_redacted_header_names_its_variable_and_the_reproducer_reads_it() {
+    let dir = outdir("reproduce-header-env");
+    let cfg = dir.join("key.toml");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(&cfg, "[target.headers]\nX-Api-Key = { env = \"MCPCERT_TEST_API_KEY\" }\n").unwrap();
+    let server = start_http(&["--era".into(), "modern".into(), "--fault".into(), "unknown-method-wrong-code".into()]);
+    let mut cmd = mcpcert();
+    cmd.args(["run", "--http", &server.url, "--config", cfg.to_str().unwrap(), "2026-07-28/lifecycle/unknown-method", "--exact"]);
+    cmd.env("MCPCERT_TEST_API_KEY", "value-that-must-not-show-7f3a");
+    report_args(&mut cmd, &dir);
+    cmd.output().unwrap();
+    let c = case(&report(&dir), "2026-07-28/lifecycle/unknown-method");
+    assert_eq!(c["verdict"], "fail", "{c}");
+    let repro = c["reproducer"].as_str().unwrap();
+    assert!(repro.contains("-H \"x-api-key: ${MCPCERT_TEST_API_KEY}\""), "{repro}");
+    let sent = c["transcript"][0]["sent_headers"].to_string();
+    assert!(sent.contains("[redacted: $MCPCERT_TEST_API_KEY]"), "{sent}");
+    for f in ["report.json", "junit.xml", "report.html"] {
+        assert!(!std::fs::read_to_string(dir.join(f)).unwrap().contains("value-that-must-not-show-7f3a"), "{f}");
+    }
+}

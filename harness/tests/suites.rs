@@ -130,3 +130,30 @@ fn an_audits_exceptions_name_cases_of_the_catalogue() {
     }
     assert!(seen >= 2, "the input request audit leaves two cases their own traffic");
 }
+
+/// A basis that names a keyword quotes the sentence that carries it; and
+/// the wire audit, whose findings quote MUSTs, rests on the MUST that
+/// every message follows JSON-RPC (it quoted a sentence with no keyword).
+#[test]
+fn a_basis_quotes_the_sentence_that_carries_its_keyword() {
+    use mcpcert::record::Keyword;
+    let catalog = mcpcert::suite::load_builtin().unwrap();
+    let mut problems = Vec::new();
+    for c in &catalog.cases {
+        let words: &[&str] = match c.basis.keyword {
+            Keyword::Must => &["MUST", "REQUIRED", "SHALL"],
+            Keyword::MustNot => &["MUST NOT", "SHALL NOT"],
+            Keyword::Should => &["SHOULD", "RECOMMENDED"],
+            Keyword::ShouldNot => &["SHOULD NOT", "NOT RECOMMENDED"],
+            Keyword::May => &["MAY", "OPTIONAL"],
+            _ => continue,
+        };
+        if !words.iter().any(|w| c.basis.quote.contains(w)) {
+            problems.push(format!("{}: basis keyword {:?}, quote without it: {}", c.id, c.basis.keyword, c.basis.quote));
+        }
+        if c.id.ends_with("/wire/server-frames-valid") && c.basis.keyword != Keyword::Must {
+            problems.push(format!("{}: rests on no MUST", c.id));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

@@ -40,7 +40,7 @@ pub fn aggregate(set: &RequirementSet, catalog: &[Case], results: &[CaseResult],
             });
             continue;
         }
-        let first = |v: Verdict| cases.iter().find(|c| c.verdict == v).map(|c| format!("{}: {}", c.id, first_line(&c.message)));
+        let first = |v: Verdict| cases.iter().find(|c| c.verdict == v).map(|c| format!("{}: {}", c.id, c.reason()));
         let (verdict, message) = if cases.is_empty() && !s.scored {
             (Verdict::NotApplicable, "mcpcert does not check this scenario, and the set does not score it".to_string())
         } else if cases.is_empty() {
@@ -78,7 +78,7 @@ pub fn aggregate(set: &RequirementSet, catalog: &[Case], results: &[CaseResult],
             beyond: results
                 .iter()
                 .filter(|r| r.beyond.contains(&s.name))
-                .map(|r| BeyondCase { id: r.id.clone(), verdict: r.verdict, message: first_line(&r.message).to_string() })
+                .map(|r| BeyondCase { id: r.id.clone(), verdict: r.verdict, message: r.reason() })
                 .collect(),
         });
     }
@@ -93,10 +93,6 @@ pub fn aggregate(set: &RequirementSet, catalog: &[Case], results: &[CaseResult],
         expected_failures: scored.iter().filter(|s| s.expected).count(),
         scenarios,
     }
-}
-
-fn first_line(s: &str) -> &str {
-    s.lines().next().unwrap_or("")
 }
 
 /// The cases of `cases` that answer a scenario of the set.

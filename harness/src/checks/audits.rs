@@ -228,6 +228,13 @@ impl Check for WireFramesValid {
             ..Default::default()
         });
         for o in replay {
+            // A request on a session a DELETE had ended: the DELETE first,
+            // or the replay asks a live session and gets another answer.
+            for d in cx.session.ended_before(&o) {
+                let mut del = (*d).clone();
+                del.label = format!("replay: {} (it ended the session before the request below)", del.label);
+                out.exchanges.push(del);
+            }
             let mut ex = (*o).clone();
             ex.label = format!("replay: {} (drew an offending frame; it is quoted above)", ex.label);
             // Replays are separate runs: each starts a process or connection of its own.

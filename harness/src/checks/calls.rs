@@ -89,7 +89,9 @@ impl ValidCalls {
     /// How many tools the policy called, and why each other listed tool
     /// was not.
     pub fn coverage(&self) -> (usize, std::sync::Arc<Vec<String>>) {
-        (self.by_tool.len(), self.calls.skipped.clone())
+        // A name listed twice is one tool.
+        let names: std::collections::HashSet<&str> = self.by_tool.iter().filter_map(|rs| rs.first().map(|r| r.tool.as_str())).collect();
+        (names.len() + self.by_tool.iter().filter(|rs| rs.is_empty()).count(), self.calls.skipped.clone())
     }
 
     /// Whether these calls may be kept for the run: they rest on the kept

@@ -102,6 +102,7 @@ fn run_one(t: &MatrixTarget, a: &MatrixArgs) -> Done {
         How::Command(c) => (Transport::Stdio, c.clone()),
         How::Url(u) => (Transport::Http, u.clone()),
         How::ServerJson(p, pick) => server_json_transport(p, pick.as_deref()),
+        How::Config { stdio, target } => (if *stdio { Transport::Stdio } else { Transport::Http }, target.clone()),
     };
     let fail = |problem: String| {
         let e = matrix::entry_from(&t.name, transport, &target, None, 0, None, Some(problem));
@@ -124,6 +125,8 @@ fn run_one(t: &MatrixTarget, a: &MatrixArgs) -> Done {
         How::Command(c) => cmd.args(["--stdio", c]),
         How::Url(u) => cmd.args(["--http", u]),
         How::ServerJson(p, pick) => cmd.arg("--server-json").arg(p).args(pick.iter().flat_map(|k| ["--pick", k.as_str()])),
+        // `--config` below names it.
+        How::Config { .. } => &mut cmd,
     };
     if let Some(c) = &t.config {
         cmd.arg("--config").arg(c);

@@ -69,6 +69,9 @@ pub fn target(path: &Path, args: &RunArgs, cfg_file: Option<&(PathBuf, ConfigFil
                 url,
                 headers,
                 secret_headers,
+                // A value the config gave from the environment (not one the
+                // server.json's own input resolved): its variable is named.
+                header_env: cfg_file.map(|(_, c)| config::header_envs(c)).unwrap_or_default(),
                 client: Default::default(),
                 sse: Default::default(),
                 gate: Default::default(),

@@ -42,6 +42,7 @@ pub fn target_of(stdio: Option<&str>, http: Option<&str>, cfg_file: Option<&(Pat
                 url: u,
                 headers,
                 secret_headers,
+                header_env: cfg_file.map(|(_, c)| config::header_envs(c)).unwrap_or_default(),
                 client: Default::default(),
                 sse: Default::default(),
                 gate: Default::default(),

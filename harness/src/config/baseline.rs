@@ -65,8 +65,7 @@ pub fn write(results: &[CaseResult], strict: bool, transport: Transport, header:
     }
     let mut expected = BTreeMap::new();
     for r in results.iter().filter(|r| r.is_failure(strict) && !r.not_scored && !r.message.starts_with("not run: ")) {
-        let line = r.message.lines().next().unwrap_or("").trim();
-        let reason = format!("{} when the baseline was written: {}", r.verdict.as_str(), crate::record::clip(line, 160));
+        let reason = format!("{} when the baseline was written: {}", r.verdict.as_str(), crate::record::clip(&r.reason(), 600));
         expected.insert(format!("{}@{}", r.id, transport.as_str()), reason);
     }
     let n = expected.len();

@@ -292,6 +292,11 @@ pub fn resolve_headers(cfg: &ConfigFile, path: &Path) -> Result<Vec<(String, Str
     headers_from_env(&cfg.target.headers, path, "target.headers")
 }
 
+/// `[target.headers]`: each lower-case name and the variable it is read from.
+pub fn header_envs(cfg: &ConfigFile) -> Vec<(String, String)> {
+    cfg.target.headers.iter().map(|(k, from)| (k.to_ascii_lowercase(), from.env.clone())).collect()
+}
+
 /// Header values read from the environment variables the config names.
 fn headers_from_env(headers: &BTreeMap<String, HeaderFrom>, path: &Path, at: &str) -> Result<Vec<(String, String)>, ConfigError> {
     headers

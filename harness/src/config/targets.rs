@@ -6,7 +6,8 @@
 //! name = "time-server"
 //! command = "mcp-server-time --local-timezone UTC"   # or: url = "http://127.0.0.1:8000/mcp"
 //!                                                   # or: server_json = "server.json" (pick = "npm")
-//! config = "time.toml"                              # optional, relative to this file
+//! config = "time.toml"                              # optional, relative to this file; alone,
+//!                                                   # its [target] names the command or url
 //! args = ["--revision", "2026-07-28"]               # optional, more `mcpcert run` options
 //! ```
 
@@ -55,6 +56,9 @@ pub enum How {
     /// A registry server.json (resolved against the targets file's folder)
     /// and the entry to pick (`run --server-json FILE --pick ENTRY`).
     ServerJson(PathBuf, Option<String>),
+    /// The target's config alone (`run --config FILE`): its `[target]`
+    /// names the command (stdio) or the url (HTTP), read here.
+    Config { stdio: bool, target: String },
 }
 
 /// Options `matrix` sets itself for each target; a target's `args` may not.
@@ -92,20 +96,42 @@ pub fn parse(text: &str, path: &Path) -> Result<Vec<MatrixTarget>, ConfigError> 
         if t.pick.is_some() && t.server_json.is_none() {
             return Err(ConfigError::new(path, format!("{at} ({}): pick chooses an entry of a server_json", t.name)));
         }
+        let config = t.config.map(|c| if c.is_absolute() { c } else { base.join(c) });
         let how = match (t.command, t.url, t.server_json) {
             (Some(c), None, None) if !c.trim().is_empty() => How::Command(c),
             (None, Some(u), None) if u.starts_with("http://") || u.starts_with("https://") => How::Url(u),
             (None, Some(u), None) => return Err(ConfigError::new(path, format!("{at} ({}): url `{u}` is not an http(s) URL", t.name))),
             (None, None, Some(j)) => How::ServerJson(if j.is_absolute() { j } else { base.join(j) }, t.pick),
+            // A config alone, as `run --config FILE` takes it.
+            (None, None, None) if let Some(c) = &config => {
+                let cfg = super::load(c)
+                    .map_err(|e| ConfigError::new(path, format!("{at} ({}): config {}: {}", t.name, c.display(), e.problem)))?;
+                match (cfg.target.command, cfg.target.url) {
+                    (Some(command), None) => How::Config { stdio: true, target: command },
+                    (None, Some(url)) => How::Config { stdio: false, target: url },
+                    _ => {
+                        return Err(ConfigError::new(
+                            path,
+                            format!(
+                                "{at} ({}): its config {} names no [target] command or url: give command, url or server_json here",
+                                t.name,
+                                c.display()
+                            ),
+                        ));
+                    }
+                }
+            }
             (None, None, None) => {
-                return Err(ConfigError::new(path, format!("{at} ({}): give command (stdio), url (HTTP) or server_json", t.name)));
+                return Err(ConfigError::new(
+                    path,
+                    format!("{at} ({}): give command (stdio), url (HTTP), server_json, or a config whose [target] names one", t.name),
+                ));
             }
             _ => return Err(ConfigError::new(path, format!("{at} ({}): give one of command, url, server_json, not two", t.name))),
         };
         if let Some(own) = t.args.iter().find(|a| OWN.contains(&a.split('=').next().unwrap_or(""))) {
             return Err(ConfigError::new(path, format!("{at} ({}): args may not hold `{own}`: matrix sets it", t.name)));
         }
-        let config = t.config.map(|c| if c.is_absolute() { c } else { base.join(c) });
         out.push(MatrixTarget { name: t.name, how, config, args: t.args });
     }
     Ok(out)
@@ -154,6 +180,17 @@ mod tests {
         );
         assert!(p("[[target]]\nname = \"../up\"\ncommand = \"x\"\n").unwrap_err().contains("names a folder"));
         assert!(p("[[target]]\nname = \"a\"\n").unwrap_err().contains("give command"));
+        // A config alone: its [target] says what to run.
+        let dir = std::env::temp_dir().join(format!("mcpcert-targets-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("srv.toml"), "[target]\ncommand = \"srv --stdio\"\n").unwrap();
+        std::fs::write(dir.join("none.toml"), "[target]\ncwd = \".\"\n").unwrap();
+        let c = parse("[[target]]\nname = \"c\"\nconfig = \"srv.toml\"\n", &dir.join("targets.toml")).unwrap();
+        assert_eq!(c[0].how, How::Config { stdio: true, target: "srv --stdio".into() });
+        assert_eq!(c[0].config, Some(dir.join("srv.toml")));
+        let none = parse("[[target]]\nname = \"n\"\nconfig = \"none.toml\"\n", &dir.join("targets.toml")).unwrap_err().problem;
+        assert!(none.contains("names no [target] command or url"), "{none}");
+        let _ = std::fs::remove_dir_all(&dir);
         assert!(p("[[target]]\nname = \"a\"\ncommand = \"x\"\nurl = \"http://h/\"\n").unwrap_err().contains("not two"));
         let j = p("[[target]]\nname = \"j\"\nserver_json = \"s/server.json\"\npick = \"npm\"\n").unwrap();
         assert_eq!(j[0].how, How::ServerJson(PathBuf::from("dir/s/server.json"), Some("npm".into())));

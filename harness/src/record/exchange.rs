@@ -190,6 +190,7 @@ impl Exchange {
             error: self.error.clone(),
             note: self.note.clone(),
             ms: self.ms,
+            sent_at_ms: self.sent_at_ms,
             request_id: self.request_id.clone(),
             preamble: self.preamble.clone(),
             fresh: self.fresh,

@@ -26,6 +26,11 @@ pub struct ServerProcesses {
     /// Whether any of them answered a request (when none did,
     /// `slowest_start_ms` is 0 and means nothing).
     pub answered: bool,
+    /// From start to first answer, summed over the processes that
+    /// answered (ms): the share of the wall time that went on starting
+    /// servers.
+    #[serde(default)]
+    pub starts_total_ms: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -393,6 +398,53 @@ impl CaseResult {
     pub fn stale_baseline(&self) -> bool {
         self.baseline.as_ref().is_some_and(|b| b.outcome == BaselineOutcome::Stale)
     }
+
+    /// The one-line reason (JUnit's message, the step summary, the
+    /// baseline, the console): see [`reason`].
+    pub fn reason(&self) -> String {
+        reason(&self.message)
+    }
+}
+
+/// A message's one-line reason: its first line, whole. A first line that
+/// introduces a list of findings ("2 of 45 server frames break …:") names
+/// nothing by itself, so the reason is that line with the first finding
+/// after its colon and how many more the message lists ("(+1 more)").
+pub fn reason(message: &str) -> String {
+    let mut lines = message.lines();
+    let head = lines.next().unwrap_or("").trim_end();
+    let Some(intro) = head.strip_suffix(':') else {
+        return head.to_string();
+    };
+    let rest: Vec<&str> = lines.filter(|l| !l.trim().is_empty()).collect();
+    let Some(first) = rest.first() else {
+        return intro.to_string();
+    };
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let level = indent(first);
+    let item = |l: &str| {
+        let t = l.trim_start();
+        t.strip_prefix("- ").unwrap_or(t).trim_end().to_string()
+    };
+    // The findings are the lines at the first one's indentation (deeper
+    // lines are its details); "… and N more" counts N.
+    let mut more = 0usize;
+    for l in &rest[1..] {
+        if indent(l) < level || (level == 0 && !l.starts_with("- ") && first.starts_with("- ")) {
+            break;
+        }
+        if indent(l) > level {
+            continue;
+        }
+        let t = l.trim_start();
+        let counted = t.strip_prefix("… and ").or_else(|| t.strip_prefix("and ")).and_then(|r| {
+            let digits: String = r.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse::<usize>().ok().filter(|_| r[digits.len()..].starts_with(" more"))
+        });
+        more += counted.unwrap_or(1);
+    }
+    let tail = if more > 0 { format!(" (+{more} more)") } else { String::new() };
+    format!("{intro}: {}{tail}", item(first))
 }
 
 /// The last lines of what a server wrote to stderr (each clipped), or None
@@ -488,7 +540,17 @@ pub struct LoadStats {
 
 #[cfg(test)]
 mod tests {
-    use super::plain_markdown;
+    use super::{plain_markdown, reason};
+
+    #[test]
+    fn a_reason_names_the_first_finding_and_counts_the_rest() {
+        assert_eq!(reason("expected id 7; got null\nframe: {}"), "expected id 7; got null");
+        let wire = "3 of 45 server frames break the 2025-11-25 message schema:\n  - reply to tools/list: id null\n      frame: {}\n  - reply to ping: id null\n  … and 1 more, drawn by: a (1)\nthe server's stderr ended with:";
+        assert_eq!(reason(wire), "3 of 45 server frames break the 2025-11-25 message schema: reply to tools/list: id null (+2 more)");
+        assert_eq!(reason("1 concerns:\n  - echo: hidden\n"), "1 concerns: echo: hidden");
+        assert_eq!(reason("nothing follows:"), "nothing follows");
+        assert!(!reason("a: b:\n    detail").ends_with(':'));
+    }
 
     #[test]
     fn quotations_lose_their_markdown_but_keep_their_words() {

@@ -34,6 +34,22 @@ pub struct Console {
     color: bool,
     /// `--quiet`: no line per case.
     pub quiet: bool,
+    /// `--verbose`: a line for every case, passes and n/a included.
+    pub verbose: bool,
+    /// Without `--verbose`: the passes and n/a, said grouped once the
+    /// cases have run (by area, and the n/a by reason).
+    held: Vec<Held>,
+    /// Cases not run (an interrupt, a target that could not be tested):
+    /// one line per reason.
+    not_run: Vec<(String, usize)>,
+}
+
+/// A case the console says in a group.
+struct Held {
+    /// `REVISION/AREA`.
+    area: String,
+    verdict: Verdict,
+    reason: String,
 }
 
 impl Default for Console {
@@ -44,7 +60,7 @@ impl Default for Console {
 
 impl Console {
     pub fn new() -> Console {
-        Console { closed: false, color: false, quiet: false }
+        Console { closed: false, color: false, quiet: false, verbose: false, held: Vec::new(), not_run: Vec::new() }
     }
 
     pub fn with_color(mut self, mode: ColorMode) -> Console {
@@ -87,6 +103,21 @@ impl Console {
         if self.quiet {
             return;
         }
+        if !self.verbose && !r.expected_failure() && !r.stale_baseline() {
+            if let Some(why) = r.message.strip_prefix("not run: ") {
+                let why = first_line(why).to_string();
+                match self.not_run.iter_mut().find(|(w, _)| *w == why) {
+                    Some(x) => x.1 += 1,
+                    None => self.not_run.push((why, 1)),
+                }
+                return;
+            }
+            if matches!(r.verdict, Verdict::Pass | Verdict::NotApplicable) {
+                let area = r.id.splitn(3, '/').take(2).collect::<Vec<_>>().join("/");
+                self.held.push(Held { area, verdict: r.verdict, reason: first_line(&r.message).to_string() });
+                return;
+            }
+        }
         let outcome = if r.expected_failure() {
             self.paint(None, &format!("expected failure ({})", r.verdict.as_str()))
         } else if r.stale_baseline() {
@@ -102,6 +133,64 @@ impl Console {
             }
         };
         self.line(format!("test {:<12} {} ... {outcome}", format!("[{}]", r.level), r.id));
+    }
+
+    /// What the console held back without `--verbose`, once the cases have
+    /// run: a line per area with its passes and n/a (the failing cases were
+    /// said as they finished), the n/a by reason with their counts, and
+    /// the cases not run, a line per reason. The reports keep every case.
+    pub fn groups(&mut self) {
+        let held = std::mem::take(&mut self.held);
+        let not_run = std::mem::take(&mut self.not_run);
+        if !held.is_empty() {
+            let mut areas: Vec<(&str, usize, usize)> = Vec::new();
+            for h in &held {
+                let i = match areas.iter().position(|a| a.0 == h.area) {
+                    Some(i) => i,
+                    None => {
+                        areas.push((&h.area, 0, 0));
+                        areas.len() - 1
+                    }
+                };
+                if h.verdict == Verdict::Pass { areas[i].1 += 1 } else { areas[i].2 += 1 }
+            }
+            let width = areas.iter().map(|a| a.0.len()).max().unwrap_or(0);
+            self.line("\npassed and n/a, by area (--verbose prints each case; the reports keep them all):");
+            for (area, pass, na) in &areas {
+                let mut said = Vec::new();
+                if *pass > 0 {
+                    said.push(format!("{pass} {}", self.paint(Some(Verdict::Pass), "pass")));
+                }
+                if *na > 0 {
+                    said.push(format!("{na} {}", self.paint(Some(Verdict::NotApplicable), "n/a")));
+                }
+                self.line(format!("    {area:<width$}  {}", said.join(", ")));
+            }
+            // (group, count, the first reason whole, whether all say it alike)
+            let mut reasons: Vec<(String, usize, &str, bool)> = Vec::new();
+            for h in held.iter().filter(|h| h.verdict == Verdict::NotApplicable) {
+                let key = na_key(&h.reason);
+                match reasons.iter_mut().find(|r| r.0 == key) {
+                    Some(r) => {
+                        r.1 += 1;
+                        r.3 &= r.2 == h.reason;
+                    }
+                    None => reasons.push((key.to_string(), 1, &h.reason, true)),
+                }
+            }
+            if !reasons.is_empty() {
+                reasons.sort_by_key(|r| std::cmp::Reverse(r.1));
+                self.line("\nn/a, by reason:");
+                for (key, n, first, alike) in &reasons {
+                    let said = if *alike { first.to_string() } else { format!("{key} (each case names its own: --verbose)") };
+                    self.line(format!("    {n:>4} {}: {said}", self.paint(Some(Verdict::NotApplicable), "n/a")));
+                }
+            }
+        }
+        for (why, n) in &not_run {
+            let word = self.paint(Some(Verdict::Error), Verdict::Error.word());
+            self.line(format!("\n{n} case{} not run ({word} in the reports): {why}", if *n == 1 { "" } else { "s" }));
+        }
     }
 
     /// The line for cases the console does not show one by one (a revision
@@ -146,7 +235,7 @@ impl Console {
                     "\nroot cause shared with {} other case{} (listed below): {}",
                     n - 1,
                     if n == 2 { "" } else { "s" },
-                    g.cause
+                    g.heading()
                 ));
             }
         }
@@ -159,7 +248,7 @@ impl Console {
             if members.is_empty() {
                 continue;
             }
-            self.line(format!("    root cause ({} case{}): {}", g.all().count(), if g.all().count() == 1 { "" } else { "s" }, g.cause));
+            self.line(format!("    root cause ({} case{}): {}", g.all().count(), if g.all().count() == 1 { "" } else { "s" }, g.heading()));
             for r in &members {
                 let via = if g.frames_of.contains(&r.id) { ": reports the frames of these cases" } else { "" };
                 self.line(format!("        {} ({}{via})", r.id, r.verdict.as_str()));
@@ -190,7 +279,7 @@ impl Console {
         }
         self.line("\nwarnings (SHOULD-level rules not met; --strict makes them fail):");
         for w in &warns {
-            self.line(format!("    {}: {}", w.id, first_line(&w.message)));
+            self.line(format!("    {}: {}", w.id, w.reason()));
         }
     }
 }
@@ -261,4 +350,19 @@ pub fn err_line(text: impl AsRef<str>) {
 
 fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or("")
+}
+
+/// An n/a reason's group: the words before its first colon, when what
+/// follows only names the instance ("the server has no conformance
+/// fixtures: the server does not list tool `test_sampling` …"); else the
+/// whole reason.
+fn na_key(reason: &str) -> &str {
+    if let Some(i) = reason.find(": ") {
+        let (head, detail) = (&reason[..i], &reason[i + 2..]);
+        let plain = !head.contains(['(', '{', '[', '"', '`']);
+        if plain && head.split_whitespace().count() >= 3 && (detail.contains('`') || detail.contains('"')) {
+            return head;
+        }
+    }
+    reason
 }

@@ -413,7 +413,7 @@ fn case_html(h: &mut String, c: &CaseResult, v: Verdict, roots: &[super::roots::
             n - 1,
             if n == 2 { "" } else { "s" },
             i + 1,
-            esc(&g.cause)
+            esc(g.heading())
         ));
     }
     if compact {

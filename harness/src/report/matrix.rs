@@ -210,11 +210,11 @@ pub fn html(entries: &[(MatrixEntry, Option<ReadReport>)], shard: Option<&str>) 
                     Some(c) => {
                         let cls = page::class(c.verdict);
                         let anchor = page::anchor(c);
-                        let tip = c.message.lines().next().unwrap_or("");
+                        let tip = c.reason();
                         r.push_str(&format!(
                             "<td class=c><a href=\"{}/report.html#{anchor}\" title=\"{}\"><span class=\"v {cls}\">{}</span></a></td>",
                             esc(&e.name),
-                            esc(tip),
+                            esc(&tip),
                             c.verdict.word()
                         ));
                     }

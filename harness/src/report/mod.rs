@@ -249,25 +249,21 @@ pub fn junit_suites(
             }
             (_, v) => match v {
                 Verdict::Pass => Status::success(),
-                Verdict::Warn if strict => {
-                    Status::of(Kind::Failure).message(first_line(&c.message)).ty("warn (strict)").description(failure_text(c))
-                }
+                Verdict::Warn if strict => Status::of(Kind::Failure).message(c.reason()).ty("warn (strict)").description(failure_text(c)),
                 Verdict::Warn => match style.warn {
                     JunitAs::Pass => Status::success(),
-                    JunitAs::Failure => Status::of(Kind::Failure)
-                        .message(first_line(&c.message))
-                        .ty(format!("warn ({} not met)", c.level))
-                        .description(failure_text(c)),
+                    JunitAs::Failure => {
+                        Status::of(Kind::Failure).message(c.reason()).ty(format!("warn ({} not met)", c.level)).description(failure_text(c))
+                    }
                     JunitAs::Skipped => Status::of(Kind::Skipped)
-                        .message(format!("warn ({} not met): {}", c.level, first_line(&c.message)))
+                        .message(format!("warn ({} not met): {}", c.level, c.reason()))
                         .ty("warn")
                         .description(failure_text(c)),
                 },
-                Verdict::Fail => Status::of(Kind::Failure)
-                    .message(first_line(&c.message))
-                    .ty(format!("{} violated", c.level))
-                    .description(failure_text(c)),
-                Verdict::Error => Status::of(Kind::Error).message(first_line(&c.message)).ty("error").description(failure_text(c)),
+                Verdict::Fail => {
+                    Status::of(Kind::Failure).message(c.reason()).ty(format!("{} violated", c.level)).description(failure_text(c))
+                }
+                Verdict::Error => Status::of(Kind::Error).message(c.reason()).ty("error").description(failure_text(c)),
                 Verdict::NotApplicable if style.na == JunitAs::Pass => Status::success(),
                 Verdict::NotApplicable => Status::of(Kind::Skipped).message(format!("n/a: {}", c.message)).ty("n/a"),
             },
@@ -300,10 +296,6 @@ pub fn baseline_word(o: BaselineOutcome) -> &'static str {
         BaselineOutcome::Stale => "stale baseline entry",
         BaselineOutcome::NotApplicable => "baselined, n/a here",
     }
-}
-
-fn first_line(s: &str) -> String {
-    s.lines().next().unwrap_or("").to_string()
 }
 
 /// Expected vs actual plus the reproducer.

@@ -17,8 +17,13 @@ use serde::{Deserialize, Serialize};
 /// One cause and the cases it explains.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct RootCause {
-    /// The finding the cases share, as they say it (request ids as `…`).
+    /// The finding the cases share, as they say it (request ids as `…`):
+    /// how cases are grouped.
     pub cause: String,
+    /// The cause as its first case says it, names and ids whole (what a
+    /// heading shows), with a note when the other cases name others.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub said: String,
     /// The cases whose own finding this is, in the run's order.
     pub cases: Vec<String>,
     /// Cases judging the run's traffic whose offending frames came from
@@ -28,6 +33,11 @@ pub struct RootCause {
 }
 
 impl RootCause {
+    /// The heading: the cause as a case says it, names whole.
+    pub fn heading(&self) -> &str {
+        if self.said.is_empty() { &self.cause } else { &self.said }
+    }
+
     /// Every case the cause explains.
     pub fn all(&self) -> impl Iterator<Item = &String> {
         self.cases.iter().chain(&self.frames_of)
@@ -101,7 +111,7 @@ pub fn root_causes(results: &[CaseResult]) -> Vec<RootCause> {
         }
         match groups.iter_mut().find(|g| g.cause == key) {
             Some(g) => g.cases.push(c.id.clone()),
-            None => groups.push(RootCause { cause: key, cases: vec![c.id.clone()], frames_of: Vec::new() }),
+            None => groups.push(RootCause { cause: key, said: String::new(), cases: vec![c.id.clone()], frames_of: Vec::new() }),
         }
     }
     // A case whose message quotes another group's finding (a walk that
@@ -150,8 +160,14 @@ pub fn root_causes(results: &[CaseResult]) -> Vec<RootCause> {
     }
     // In the run's order within each cause.
     let pos = |id: &String| results.iter().position(|c| &c.id == id).unwrap_or(usize::MAX);
+    let reason_of = |id: &String| found.iter().find(|c| &c.id == id).map(|c| c.reason()).unwrap_or_default();
     for g in &mut groups {
         g.cases.sort_by_key(pos);
+        let said: Vec<String> = g.cases.iter().map(reason_of).collect();
+        g.said = match said.iter().skip(1).all(|s| s == &said[0]) {
+            true => said[0].clone(),
+            false => format!("{} (as {} says it; the others alike with their own ids or names)", said[0], g.cases[0]),
+        };
     }
     groups.sort_by_key(|g| std::cmp::Reverse(g.cases.len() + g.frames_of.len()));
     groups
@@ -181,7 +197,7 @@ pub(crate) fn html(report: &super::RunReport) -> String {
         "<section id=roots><h2>Root causes</h2><p class=meta>cases whose findings say the same thing, the cause said once; each case keeps its own verdict below</p>",
     );
     for (i, g) in report.roots.iter().enumerate() {
-        h.push_str(&format!("<div class=root id=root-{}><h3>{} cases: {}</h3><ul>", i + 1, g.all().count(), esc(&g.cause)));
+        h.push_str(&format!("<div class=root id=root-{}><h3>{} cases: {}</h3><ul>", i + 1, g.all().count(), esc(g.heading())));
         for id in g.all() {
             let Some(c) = report.cases.iter().find(|c| &c.id == id) else { continue };
             let via = if g.frames_of.contains(id) { " <span class=meta>(reports the frames of these cases)</span>" } else { "" };

@@ -43,9 +43,10 @@ fn md(s: &str) -> String {
     out
 }
 
+/// The one-line reason, whole (a finding names what broke), clipped only
+/// when a server's own text makes it run on.
 fn first_line(s: &str) -> String {
-    let l = s.lines().next().unwrap_or("");
-    crate::record::clip(l, 240)
+    crate::record::clip(&crate::record::reason(s), 1000)
 }
 
 /// The line of one case: its id, verdict and level, and why.
@@ -94,7 +95,7 @@ pub fn markdown(json: &str, certificate: Option<&Value>) -> Result<String, Strin
             if members.is_empty() {
                 continue;
             }
-            lines.push(format!("- root cause ({} cases): {}", g.all().count(), md(&g.cause)));
+            lines.push(format!("- root cause ({} cases): {}", g.all().count(), md(g.heading())));
             for c in &members {
                 let via = if g.frames_of.contains(&c.id) { " (reports the frames of these cases)" } else { "" };
                 lines.push(format!("  - {}{via}", item(c)));

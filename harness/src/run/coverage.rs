@@ -10,11 +10,12 @@ impl Runner {
     /// stdio: the server processes started so far and the slowest start.
     pub fn server_processes(&self) -> Option<crate::record::ServerProcesses> {
         (self.session.transport() == Transport::Stdio).then(|| {
-            let (started, slowest_start_ms) = self.session.starts();
+            let (started, slowest_start_ms, starts_total_ms) = self.session.starts();
             crate::record::ServerProcesses {
                 started,
                 slowest_start_ms: slowest_start_ms.unwrap_or(0),
                 answered: slowest_start_ms.is_some(),
+                starts_total_ms,
             }
         })
     }
@@ -26,12 +27,18 @@ impl Runner {
 
     /// The coverage lines of the console and the page (none when the run
     /// called every tool it listed, or called none it could judge).
-    pub fn coverage(&self) -> Vec<String> {
+    /// `wall_ms`: the run's wall time so far, against which the time spent
+    /// starting servers is said.
+    pub fn coverage(&self, wall_ms: u64) -> Vec<String> {
         let mut out = Vec::new();
         let mut said: Vec<String> = Vec::new();
         for (rev, facts) in &self.facts {
             let Some(v) = facts.calls_gathered() else { continue };
             let (called, skipped) = v.coverage();
+            // A tool listed twice (a duplicate name) is one tool.
+            let mut seen = std::collections::HashSet::new();
+            let skipped: Vec<String> =
+                skipped.iter().filter(|s| seen.insert(s.split_once(": ").map_or(s.as_str(), |(n, _)| n).to_string())).cloned().collect();
             // A tool another case called (a [tasks] or [input_required]
             // tool, a fixture) was called: only the others were not.
             let elsewhere = self.session.tools_called(*rev);
@@ -50,10 +57,15 @@ impl Runner {
             out.push(format!("tools ({rev}): {text}"));
         }
         if self.session.transport() == Transport::Stdio {
-            let (n, ms) = self.session.starts();
+            let (n, ms, total) = self.session.starts();
             if n > 0 {
                 let slowest = match ms {
-                    Some(ms) => format!("the slowest answered its first request after {:.1} s", ms as f64 / 1000.0),
+                    Some(ms) => format!(
+                        "the slowest answered its first request after {:.1} s; from start to first answer they took {:.1} s in all, against {:.1} s of wall time for the whole run (they start while other cases run, so the run waited on part of it only)",
+                        ms as f64 / 1000.0,
+                        total as f64 / 1000.0,
+                        wall_ms as f64 / 1000.0
+                    ),
                     None => "none answered a request".to_string(),
                 };
                 out.push(format!(

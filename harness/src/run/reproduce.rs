@@ -90,7 +90,14 @@ pub fn reproducer(
         TargetSpec::Http(h) if h.sse.get() => {
             // HTTP with SSE (2024-11-05): messages go to the endpoint the
             // stream names; answers come on the stream.
-            let own: String = h.headers.iter().map(|(k, _)| format!(" -H {}", shell_quote(&format!("{k}: [as in the config]")))).collect();
+            let own: String = h
+                .headers
+                .iter()
+                .map(|(k, _)| match h.header_env.iter().find(|(n, _)| n.eq_ignore_ascii_case(k)) {
+                    Some((_, var)) => header_arg(k, &format!("[redacted: ${var}]")),
+                    None => format!(" -H {}", shell_quote(&format!("{k}: [as in the config]"))),
+                })
+                .collect();
             out.push(format!(
                 "# HTTP with SSE: keep this stream open; its `endpoint` event names ENDPOINT, and the answers come on it\ncurl -sS -N -H 'Accept: text/event-stream'{own} {}",
                 shell_quote(&h.url)
@@ -142,7 +149,7 @@ pub fn reproducer(
                     .take(h.headers.len())
                     .map(|(k, v)| match authorization(k, first, identity) {
                         Some(token) => format!(" -H \"{k}: Bearer {token}\""),
-                        None => format!(" -H {}", shell_quote(&format!("{k}: {v}"))),
+                        None => header_arg(k, v),
                     })
                     .collect();
                 // Header names written as the run wrote that session's
@@ -188,7 +195,7 @@ pub fn reproducer(
                         Some((_, var)) => c.push_str(&format!(" -H \"{k}: ${var}\"")),
                         // The token, made again (never shown).
                         None if let Some(token) = authorization(k, ex, identity) => c.push_str(&format!(" -H \"{k}: Bearer {token}\"")),
-                        None => c.push_str(&format!(" -H {}", shell_quote(&format!("{k}: {v}")))),
+                        None => c.push_str(&header_arg(k, v)),
                     }
                 }
                 if let Some(b) = &ex.sent {
@@ -212,6 +219,15 @@ pub fn reproducer(
         }
     }
     out.join("\n")
+}
+
+/// ` -H 'k: v'`; a secret header the config read from a variable (shown
+/// `[redacted: $VAR]`) reads it again: ` -H "k: ${VAR}"`.
+fn header_arg(k: &str, v: &str) -> String {
+    match v.strip_prefix("[redacted: $").and_then(|r| r.strip_suffix(']')) {
+        Some(var) if !var.is_empty() && var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') => format!(" -H \"{k}: ${{{var}}}\""),
+        _ => format!(" -H {}", shell_quote(&format!("{k}: {v}"))),
+    }
 }
 
 /// How a curl line writes header `k` of `ex` when it is the Authorization

@@ -134,6 +134,10 @@ pub struct Session {
     /// requests and that no DELETE of the run has ended yet (revision, id),
     /// in the order issued: ended when the run shuts down.
     issued: std::sync::Mutex<Vec<(Revision, String)>>,
+    /// HTTP: the DELETEs that ended a session (2xx), with the session id:
+    /// a later request in that session depends on it, and a reproducer
+    /// of that request must send it first.
+    ended: std::sync::Mutex<Vec<(String, std::sync::Arc<Exchange>)>>,
     /// The initialize probe's `initialize` (as a 2025-11-25 client sends
     /// it, first on a connection or process of its own) and its answer,
     /// whatever the revisions tested.
@@ -169,6 +173,7 @@ impl Session {
                 (std::thread::available_parallelism().map_or(1, |n| n.get()) / 2).max(1),
             )),
             issued: std::sync::Mutex::new(Vec::new()),
+            ended: Default::default(),
             call_log: Default::default(),
             initialize_probe: None,
         }
@@ -509,6 +514,26 @@ impl Session {
         {
             issued.retain(|(_, i)| i != id);
         }
+        // (The connection may forget the id once the DELETE ends it: the
+        // id is read from what was sent.)
+        if msg.http_method == "DELETE"
+            && ok
+            && let Some(id) = ex.sent_headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("mcp-session-id")).map(|(_, v)| v.clone())
+            && let Ok(mut ended) = self.ended.lock()
+        {
+            ended.push((id, std::sync::Arc::new(ex.clone().lite())));
+        }
+    }
+
+    /// HTTP: the DELETEs that ended `ex`'s session before `ex` was sent
+    /// (a request on an ended session is answered as one; to see that
+    /// answer again, the DELETE goes first).
+    pub fn ended_before(&self, ex: &Exchange) -> Vec<std::sync::Arc<Exchange>> {
+        let Some(sid) = ex.sent_headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("mcp-session-id")).map(|(_, v)| v.as_str()) else {
+            return Vec::new();
+        };
+        let Ok(ended) = self.ended.lock() else { return Vec::new() };
+        ended.iter().filter(|(s, d)| s == sid && d.sent_at_ms <= ex.sent_at_ms).map(|(_, d)| d.clone()).collect()
     }
 
     /// HTTP: end every session the run was issued and did not end itself,

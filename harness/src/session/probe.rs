@@ -39,14 +39,16 @@ impl Session {
         self.first_answer_ms.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// stdio: how many server processes the run started, and the longest
-    /// a new one took to answer its first request (ms; None when none
-    /// answered one).
-    pub fn starts(&self) -> (u64, Option<u64>) {
-        let answered = self.limits.processes_answered.load(std::sync::atomic::Ordering::Relaxed);
+    /// stdio: how many server processes the run started, the longest a
+    /// new one took to answer its first request (ms; None when none
+    /// answered one), and those times summed (ms).
+    pub fn starts(&self) -> (u64, Option<u64>, u64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let answered = self.limits.processes_answered.load(Relaxed);
         (
-            self.limits.processes_started.load(std::sync::atomic::Ordering::Relaxed),
-            (answered > 0).then(|| self.limits.seen_start_ms.load(std::sync::atomic::Ordering::Relaxed)),
+            self.limits.processes_started.load(Relaxed),
+            (answered > 0).then(|| self.limits.seen_start_ms.load(Relaxed)),
+            self.limits.starts_total_ms.load(Relaxed),
         )
     }
 
@@ -277,6 +279,17 @@ impl Session {
         }
         if let Some(m) = self.revs.get(&Revision::NEWEST_STATELESS).filter(|m| m.info.supported) {
             return Some(format!("it serves {} ({})", m.info.revision, m.info.reason));
+        }
+        // Only 2026-07-28 asked for: what the initialize probe negotiated.
+        if let Some(v) = self
+            .initialize_probe
+            .as_ref()
+            .and_then(|e| e.result())
+            .and_then(|r| r.get("protocolVersion"))
+            .and_then(serde_json::Value::as_str)
+            .filter(|v| *v != asked.as_str())
+        {
+            return Some(format!("its initialize negotiates {v}"));
         }
         if asked.is_stateless() {
             return None;

@@ -140,7 +140,7 @@ pub struct Connection(Inner);
 enum Inner {
     Stdio(Box<StdioTarget>),
     Http {
-        target: HttpTarget,
+        target: Box<HttpTarget>,
         session: Option<String>,
     },
     /// 2024-11-05's HTTP with SSE: one stream, POSTs to its endpoint.
@@ -153,7 +153,7 @@ impl Connection {
         Ok(Connection(match spec {
             TargetSpec::Stdio(s) => Inner::Stdio(Box::new(StdioTarget::spawn(s, limits)?)),
             TargetSpec::Http(h) if h.sse.get() => Inner::Sse(Box::new(SseClient::new(HttpTarget::new(h, limits)?))),
-            TargetSpec::Http(h) => Inner::Http { target: HttpTarget::new(h, limits)?, session: None },
+            TargetSpec::Http(h) => Inner::Http { target: Box::new(HttpTarget::new(h, limits)?), session: None },
         }))
     }
 
@@ -368,7 +368,12 @@ impl Connection {
             .map(|(k, v)| {
                 let param = redact_params && k.to_ascii_lowercase().starts_with("mcp-param-");
                 let name = if exact { k.clone() } else { k.to_ascii_lowercase() };
-                (name, if target.is_secret(k) || param { "[redacted]".into() } else { v.clone() })
+                let shown = match target.spec.header_env.iter().find(|(n, _)| n.eq_ignore_ascii_case(k)) {
+                    Some((_, var)) if target.is_secret(k) => format!("[redacted: ${var}]"),
+                    _ if target.is_secret(k) || param => "[redacted]".into(),
+                    _ => v.clone(),
+                };
+                (name, shown)
             })
             .collect()
     }

@@ -17,6 +17,10 @@ pub struct HttpSpec {
     pub headers: Vec<(String, String)>,
     /// Lower-case names whose values never appear in reports.
     pub secret_headers: Vec<String>,
+    /// Lower-case names of the config's headers and the environment
+    /// variable each value came from: a report shows the name
+    /// (`[redacted: $VAR]`), and a reproducer reads the variable again.
+    pub header_env: Vec<(String, String)>,
     /// The pooled client, built on first use and shared by every connection
     /// opened from this spec and its clones (one run), so that opening one
     /// (for a role, a load connection, a case's own) costs no client

@@ -57,6 +57,8 @@ pub struct Limits {
     pub processes_started: std::sync::Arc<std::sync::atomic::AtomicU64>,
     /// stdio: how many of them answered a first request (shared).
     pub processes_answered: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// stdio: the time from start to first answer, summed over them (ms).
+    pub starts_total_ms: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 /// How many times the longest start seen a new process is allowed.
@@ -72,6 +74,7 @@ impl Default for Limits {
             seen_start_ms: Default::default(),
             processes_started: Default::default(),
             processes_answered: Default::default(),
+            starts_total_ms: Default::default(),
         }
     }
 }
@@ -90,6 +93,7 @@ impl Limits {
     pub fn saw_start(&self, ms: u64) {
         self.seen_start_ms.fetch_max(ms, std::sync::atomic::Ordering::Relaxed);
         self.processes_answered.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.starts_total_ms.fetch_add(ms, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// How the start-up allowance was reached, for a timeout message.

@@ -178,6 +178,7 @@ mod tests {
             url: url.into(),
             headers: vec![],
             secret_headers: vec![],
+            header_env: vec![],
             client: Default::default(),
             sse: Default::default(),
             gate: Default::default(),

@@ -76,15 +76,22 @@ impl Probe<'_, '_> {
                 ex.headers.iter().filter(|(k, _)| k.eq_ignore_ascii_case("www-authenticate")).map(|(_, v)| v.as_str()).collect();
             if values.is_empty() { "no WWW-Authenticate header".to_string() } else { format!("WWW-Authenticate: {}", values.join(", ")) }
         };
-        let bearer = challenge::bearer(&challenge::parse(
+        // A Bearer challenge that names the metadata is OAuth's sign; a
+        // bare one ("Bearer", "Bearer realm=…") is what a static API key
+        // server sends too, so without a token that OAuth's issuer made
+        // (the built-in one's, above) it decides nothing alone: the
+        // well-known URIs do. (Judged the same with the key as without.)
+        let challenges = challenge::parse(
             &ex.headers.iter().filter(|(k, _)| k.eq_ignore_ascii_case("www-authenticate")).map(|(_, v)| v.as_str()).collect::<Vec<_>>(),
-        ))
-        .is_some();
+        );
+        let bearer = challenge::bearer(&challenges);
+        let names_metadata = bearer.as_ref().is_some_and(|c| c.params.contains_key("resource_metadata"));
         let (status, error) = (ex.status, ex.error.clone());
         self.out.exchanges.push(ex);
-        if error.is_some() || status != Some(401) || bearer {
+        if error.is_some() || status != Some(401) || names_metadata {
             return None;
         }
+        let no_challenge = if bearer.is_some() { "a Bearer challenge that names no resource_metadata" } else { "no Bearer challenge" };
         for url in &known {
             match self.fetch(url).await {
                 Ok(_) | Err(Fetch::Broken(_)) => return None,
@@ -92,7 +99,7 @@ impl Probe<'_, '_> {
             }
         }
         Some(format!(
-            "the server does not use MCP's OAuth authorization: a request without a token gets 401 with {shown} (no Bearer challenge), and no protected resource metadata is at the well-known URIs ({}); it authenticates another way, such as a static API key",
+            "the server shows no sign of MCP's OAuth authorization: a request without a token gets 401 with {shown} ({no_challenge}), and no protected resource metadata is at the well-known URIs ({}); it authenticates another way, such as a static API key (if it means to use OAuth, that is its finding: clients cannot discover its authorization server)",
             known.join(", ")
         ))
     }

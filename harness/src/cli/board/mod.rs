@@ -47,6 +47,8 @@ pub struct BoardArgs {
     pub inputs: Option<PathBuf>,
     pub registry: Option<String>,
     pub updated_since: Option<String>,
+    /// Exit 1 when a server regressed since the night before.
+    pub fail_on_regression: bool,
     pub run_args: Vec<String>,
 }
 
@@ -148,7 +150,7 @@ pub fn board(a: BoardArgs) -> u8 {
                 }
             }
         }
-        return site::write(&a.out, a.night.as_deref(), true, &digest, &problems, &mut console);
+        return site::write(&a.out, a.night.as_deref(), true, &digest, &problems, a.fail_on_regression, &mut console);
     }
     let mut paths = a.snapshot.clone();
     if let Some(url) = &a.registry {
@@ -248,7 +250,7 @@ pub fn board(a: BoardArgs) -> u8 {
         "board: {run} server(s) run, {settled} settled without a run (a value missing, no entry to run, an install that failed), {reused} unchanged since their last result"
     ));
     let keep_history = a.shard.is_none();
-    let code = site::write(&a.out, a.night.as_deref(), keep_history, &digest, &problems, &mut console);
+    let code = site::write(&a.out, a.night.as_deref(), keep_history, &digest, &problems, a.fail_on_regression, &mut console);
     if code == EXIT_OK { EXIT_OK } else { code }
 }
 

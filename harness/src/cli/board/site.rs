@@ -201,7 +201,17 @@ fn change(old: Option<&Seen>, new: &Seen) -> Option<(bool, String)> {
 
 /// Write the site. `night`: the label of this night's history entry
 /// (default: the UTC time); `keep_history`: record it (not for a shard).
-pub fn write(site: &Path, night: Option<&str>, keep_history: bool, digest: &str, problems: &[String], console: &mut Console) -> u8 {
+/// Writes the site; with `fail_on_regression`, a night with a regression
+/// exits 1 (each is said on its own line either way).
+pub fn write(
+    site: &Path,
+    night: Option<&str>,
+    keep_history: bool,
+    digest: &str,
+    problems: &[String],
+    fail_on_regression: bool,
+    console: &mut Console,
+) -> u8 {
     // The servers the registry deleted are off the board.
     let (gone, rs): (Vec<_>, Vec<_>) = results(site).into_iter().partition(|(_, r)| r.outcome == history::DELETED);
     let mut nights = read_history(site);
@@ -277,12 +287,25 @@ pub fn write(site: &Path, night: Option<&str>, keep_history: bool, digest: &str,
     for (_, r) in &rs {
         *by.entry(r.outcome.as_str()).or_default() += 1;
     }
+    // Each regression since the night before, on a line of its own (what a
+    // nightly job's log must show even when the site is not read).
+    let regressions: Vec<&(String, bool, String)> = changes.iter().filter(|(_, worse, _)| *worse).collect();
+    for (name, _, text) in &regressions {
+        console.line(format!("regression: {name}: {text}"));
+    }
     console.line(format!(
-        "board: {} server(s) — {}; site: {}",
+        "board: {} server(s) — {}; {} regression{} since {}; site: {}",
         rs.len(),
         by.iter().map(|(k, v)| format!("{v} {k}")).collect::<Vec<_>>().join(", "),
+        regressions.len(),
+        if regressions.len() == 1 { "" } else { "s" },
+        before.as_ref().map_or("no earlier night".to_string(), |_| "the night before".to_string()),
         site.join("index.html").display()
     ));
+    if fail_on_regression && !regressions.is_empty() {
+        console.line("board: FAILED (--fail-on-regression): a server regressed since the night before");
+        return crate::EXIT_FAILED;
+    }
     EXIT_OK
 }
 

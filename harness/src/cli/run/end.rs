@@ -185,7 +185,7 @@ pub(super) fn report(args: &RunArgs, s: Started, j: Judged, c: Contracted, clock
         target_problem: s.target_problem.clone(),
         warnings: warnings.clone(),
         notices: s.notices.clone(),
-        coverage: s.runner.coverage().iter().map(|c| s.plan.masker.text(c)).collect(),
+        coverage: s.runner.coverage(clock.elapsed().as_millis() as u64).iter().map(|c| s.plan.masker.text(c)).collect(),
         drafts,
         baseline: j.baseline.clone(),
         requirements: j.requirements,
@@ -224,6 +224,12 @@ pub(super) fn report(args: &RunArgs, s: Started, j: Judged, c: Contracted, clock
     summary_line(args, &rep, &shown, j.baseline.as_ref(), clock, console);
     if c.written {
         console.line(format!("contract: {}", c.path.display()));
+    } else if s.signal() != 0 {
+        // A contract is what a whole run saw: an interrupted one writes none.
+        console.line(format!(
+            "contract: not written ({} keeps the previous run's, if any): the run was interrupted, and a contract is written only for a whole run",
+            c.path.display()
+        ));
     }
     if s.signal() == 0 {
         let recorded = c.since.as_ref().map(|(lines, since)| {

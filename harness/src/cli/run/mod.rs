@@ -25,6 +25,7 @@ pub fn run(args: RunArgs) -> u8 {
     mcpcert::record::run_clock_ms();
     let mut console = Console::new().with_color(args.color);
     console.quiet = args.quiet;
+    console.verbose = args.verbose;
     let plan = match plan::plan(&args, &mut console) {
         Ok(p) => p,
         Err(code) => return code,

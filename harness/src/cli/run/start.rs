@@ -119,7 +119,18 @@ fn header(runner: &Runner, plan: &Plan, probe: Option<&Probe>) -> Option<String>
         }
         // One revision asked for, another served: said as it is.
         Some(Probe::Unsupported(why)) if why.starts_with("--revision") => {
-            let why = masker.text(why);
+            let mut why = masker.text(why);
+            // Asked for by a requirement set: said so, in the same words.
+            if let Some(set) = plan.set {
+                let rev = set.revision.as_str();
+                why = why
+                    .replacen(
+                        &format!("--revision {rev} was asked for"),
+                        &format!("--requirements {} asks for revision {rev}", set.name),
+                        1,
+                    )
+                    .replace("A run without --revision", "A run without --requirements");
+            }
             console::err_line(format!("error: {why}"));
             Some(why)
         }
@@ -193,8 +204,13 @@ pub(super) fn cases(args: &RunArgs, s: &mut Started, console: &mut Console) -> V
     console.line(format!("\nrunning {} case{}", cases.len(), if cases.len() == 1 { "" } else { "s" }));
     // Cases the console does not list one by one: all of them when the
     // target cannot be reached, those of a revision the server does not serve.
+    // (The cause itself was said on stderr above; this line counts.)
     if let Some(why) = &s.target_problem {
-        console.grouped(why.lines().next().unwrap_or(""), cases.len(), Verdict::Error);
+        let short = match &s.probe {
+            Some(Probe::Unsupported(w)) if w.starts_with("--revision") => "the server does not serve the revision asked for (above)",
+            _ => why.lines().next().unwrap_or(""),
+        };
+        console.grouped(&format!("not run: {short}"), cases.len(), Verdict::Error);
     }
     for (rev, why) in &s.unserved {
         let n = cases.iter().filter(|c| c.revision == *rev).count();
@@ -216,7 +232,7 @@ pub(super) fn cases(args: &RunArgs, s: &mut Started, console: &mut Console) -> V
         if let Some(b) = &plan.baseline {
             b.mark(&mut res, plan.target.transport());
         }
-        let grouped = target_problem.is_some() && res.message.starts_with("not run: the target")
+        let grouped = target_problem.is_some() && res.message.starts_with("not run: ")
             || (res.verdict == Verdict::NotApplicable && unserved.iter().any(|(r, _)| *r == case.revision));
         if !grouped {
             console.case(&res, args.strict);
@@ -251,6 +267,7 @@ pub(super) fn cases(args: &RunArgs, s: &mut Started, console: &mut Console) -> V
         }));
     }
     drop(progress);
+    console.groups();
     results
 }
 
