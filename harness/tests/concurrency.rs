@@ -86,6 +86,7 @@ fn without_timings(v: serde_json::Value) -> serde_json::Value {
                         "started_at_unix_ms",
                         "peak_rss_kib",
                         "slowest_start_ms",
+                        "starts_total_ms",
                         "wave",
                         "stderr",
                         "stderr_tail",
@@ -205,6 +206,15 @@ fn the_console_and_the_report_keep_catalogue_order() {
             // session ids, the ids of the requests it sends): cases that
             // open sessions at the same time reach it in any order.
             rep["target"] = serde_json::Value::Null;
+            // The processes line of the coverage says how long starts took
+            // and the run's wall time: timings, kept to their first words.
+            if let Some(lines) = rep["coverage"].as_array_mut() {
+                for l in lines.iter_mut() {
+                    if let Some(t) = l.as_str().filter(|t| t.starts_with("processes:")) {
+                        *l = serde_json::Value::from(t.split("; the slowest").next().unwrap_or(t));
+                    }
+                }
+            }
             let mut text = server_numbering(&serde_json::to_string(&without_timings(rep)).unwrap());
             if let Some(s) = &server {
                 text = text.replace(&s.url, "URL");
