@@ -17,7 +17,10 @@
 # it). Reports: reports/board/ (site/, the shards, logs, a screenshot).
 # With --bench: the board bench instead (docs/bench.md, "Board: servers per
 # hour"): night 1 with an empty package cache, then again (--force) with the
-# cache it filled, on this machine.
+# cache it filled, on this machine; then the board at registry scale
+# (scripts/lib/board_scale.py, "Board: at registry scale": 25,000 synthetic
+# servers, two nights, the site's size, the index's first load in chromium),
+# whose status (1 past one of its limits) is the script's.
 set -uo pipefail
 bench=${1:-}
 cd "$(dirname "$0")/.."
@@ -45,7 +48,7 @@ if ! command -v bwrap >/dev/null; then
   fi
 fi
 npm_ci fixtures/html "$dir/html"
-cp fixtures/html/board-check.mjs "$dir/html/"
+cp fixtures/html/board-check.mjs fixtures/html/board-scale-check.mjs "$dir/html/"
 cargo build -q --workspace || die "building mcpcert failed"
 m=$(cd "$target/debug" && pwd)/mcpcert
 ref=$(cd "$target/debug" && pwd)/mcpcert-refserver
@@ -119,8 +122,8 @@ import json, sys
 sys.path.insert(0, "scripts/lib")
 import mdblock
 t0, t1, t2 = map(float, sys.argv[1:4])
-b = json.load(open(sys.argv[4]))
-outcomes = [s["_meta"]["io.github.mcpcert/conformance"]["outcome"] for s in b["servers"]]
+from board_servers import servers
+outcomes = [s["_meta"]["io.github.mcpcert/conformance"]["outcome"] for s in servers(sys.argv[4])]
 ran = sum(o in ("pass", "fail", "crashed", "no-answer", "unreachable", "protected", "hung") for o in outcomes)
 n = len(outcomes)
 cold, warm = t1 - t0, t2 - t1
@@ -138,13 +141,17 @@ mdblock.put("docs/bench.md", "board", [
 ])
 print(f"board bench: cold {cold:.0f} s, warm {warm:.0f} s, {n} servers")
 PY
-  exit 0
+  # Then the board at registry scale (docs/bench.md, "Board: at registry
+  # scale"): 25,000 synthetic servers over two nights, the site's size and
+  # the index's first load; its status is the bench's (exit 1 past a limit).
+  python3 scripts/lib/board_scale.py --mcpcert "$m" --refserver "$ref" --html-dir "$dir/html" --work "$out/bench-scale"
+  exit $?
 fi
 
 started=$SECONDS
 board "$out/snapshot-1" --out "$out/site" --night night-1 >"$out/night-1.log" 2>&1 || { cat "$out/night-1.log"; die "night 1 failed"; }
 say "board: night 1 in $((SECONDS - started)) s"
-cp "$out/site/board.json" "$out/night-1.json"
+mkdir -p "$out/night-1" && cp -r "$out/site/board.json" "$out/site/board" "$out/night-1/"
 started=$SECONDS
 board "$out/snapshot-2" --out "$out/site" --night night-2 >"$out/night-2.log" 2>&1 || { cat "$out/night-2.log"; die "night 2 failed"; }
 say "board: night 2 in $((SECONDS - started)) s"
@@ -156,13 +163,14 @@ for k in 1 2 3; do
   board "$out/snapshot-1" --out "$out/part$k" --night night-1 --shard "$k/3" >"$out/part$k.log" 2>&1 || { cat "$out/part$k.log"; status=1; }
 done
 "$m" board --merge "$out/part1" "$out/part2" "$out/part3" --out "$out/merged" --night night-1 >"$out/merge.log" 2>&1 || { cat "$out/merge.log"; status=1; }
-python3 - "$out/night-1.json" "$out/merged/board.json" <<'PY' || status=1
+python3 - "$out/night-1/board.json" "$out/merged/board.json" <<'PY' || status=1
 import json, sys
+sys.path.insert(0, "scripts/lib")
+from board_servers import servers
 KEY = "io.github.mcpcert/conformance"
 def stable(p):
-    b = json.load(open(p))
     out = {}
-    for s in b["servers"]:
+    for s in servers(p):
         m = dict(s["_meta"][KEY])
         m.pop("checkedAt")
         if m["outcome"] in ("crashed", "hung"):  # the wording of a crash is a race
@@ -179,9 +187,10 @@ PY
 
 # Each server's outcome against the expected ones.
 python3 -c '
-import json, sys
-b = json.load(open(sys.argv[1]))
-for s in b["servers"]:
+import sys
+sys.path.insert(0, "scripts/lib")
+from board_servers import servers
+for s in servers(sys.argv[1]):
     print(s["_meta"]["io.github.mcpcert/conformance"]["outcome"], s["server"]["name"])
 ' "$out/site/board.json" >"$out/outcomes.txt"
 if [ -n "${MCPCERT_UPDATE_EXPECTED:-}" ]; then

@@ -189,6 +189,10 @@ enum Cmd {
         /// regression is printed on a line of its own either way).
         #[arg(long)]
         fail_on_regression: bool,
+        /// The site's public address (https://…/): badge snippets and
+        /// board.json's links are absolute.
+        #[arg(long, value_name = "URL")]
+        base_url: Option<String>,
         /// `mcpcert run` options for every server, after `--`.
         #[arg(last = true)]
         run_args: Vec<String>,
@@ -423,6 +427,11 @@ struct RunArgs {
     /// default those are counted by area, and the n/a by reason).
     #[arg(long, short, conflicts_with = "quiet")]
     verbose: bool,
+    /// Which cases' transcripts the reports keep: all (the default), or
+    /// failing (only those that failed, erred or warned; what a board keeps
+    /// for thousands of servers).
+    #[arg(long, value_name = "WHICH", default_value = "all", value_parser = ["all", "failing"], overrides_with = "evidence")]
+    evidence: String,
     /// The previous release's contract.json: the changes since it are shown
     /// (breaking first) and recorded in the certificate.
     #[arg(long, value_name = "FILE")]
@@ -555,6 +564,7 @@ fn main() -> ExitCode {
             registry,
             updated_since,
             fail_on_regression,
+            base_url,
             run_args,
         } => ExitCode::from(cli::board::board(cli::board::BoardArgs {
             snapshot,
@@ -571,6 +581,7 @@ fn main() -> ExitCode {
             registry,
             updated_since,
             fail_on_regression,
+            base_url,
             run_args,
         })),
         Cmd::Lint { file, revision, config, json } => ExitCode::from(lint(&file, &revision, config.as_ref(), json)),

@@ -153,7 +153,9 @@ fn board(b: &Board, out: &str, extra: &[&str]) -> (i32, String) {
         .arg(inputs(b))
         .args(extra)
         .args(sandbox_args())
-        .args(["--", "--revision", "2026-07-28", "lifecycle/"])
+        // Every case's transcript (the board keeps the failing ones'): the
+        // hostile package's stderr is read from its passing cases.
+        .args(["--", "--revision", "2026-07-28", "--evidence", "all", "lifecycle/"])
         .env("npm_config_fetch_retries", "0")
         // Read by no server: not by name, not as an input.
         .env("SECRET_SERVER_KEY", "in-the-boards-environment-only")
@@ -165,15 +167,35 @@ fn board(b: &Board, out: &str, extra: &[&str]) -> (i32, String) {
     (o.status.code().unwrap_or(-1), format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr)))
 }
 
+/// A server's report.json, as the site keeps it (gzipped).
+fn report_json(site: &Path, slug: &str) -> String {
+    use std::io::Read;
+    let p = site.join(format!("servers/io.github.test__{slug}/report/report.json.gz"));
+    let mut s = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
+        .read_to_string(&mut s)
+        .unwrap();
+    s
+}
+
 fn read(p: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))).unwrap()
 }
 
-/// name → outcome, from board.json.
-fn outcomes(site: &Path) -> std::collections::BTreeMap<String, String> {
-    read(&site.join("board.json"))["servers"]
+/// board.json's servers, from its pages.
+fn listed(site: &Path) -> Vec<Value> {
+    let b = read(&site.join("board.json"));
+    b["pages"]
         .as_array()
         .unwrap()
+        .iter()
+        .flat_map(|p| read(&site.join(p.as_str().unwrap()))["servers"].as_array().unwrap().clone())
+        .collect()
+}
+
+/// name → outcome, from board.json.
+fn outcomes(site: &Path) -> std::collections::BTreeMap<String, String> {
+    listed(site)
         .iter()
         .map(|s| {
             (
@@ -189,6 +211,7 @@ fn outcomes(site: &Path) -> std::collections::BTreeMap<String, String> {
 /// closed first is a race).
 fn stable(site: &Path) -> Value {
     let mut v = read(&site.join("board.json"));
+    v["servers"] = Value::Array(listed(site));
     for s in v["servers"].as_array_mut().unwrap() {
         let m = &mut s["_meta"]["io.github.mcpcert/conformance"];
         m["checkedAt"] = Value::Null;
@@ -235,7 +258,9 @@ fn a_snapshot_becomes_a_site_with_each_outcome_said() {
         "{why}"
     );
     let crashed = result("crashing-server");
-    assert!(crashed["reason"].as_str().unwrap().contains("process exited: exit status: 1"), "{crashed}");
+    // A crash is told by its last meaningful stderr line.
+    assert_eq!(crashed["reason"], "cannot start: missing config (it exited before it answered)", "{crashed}");
+    assert_eq!(crashed["judged"], Value::Null, "{crashed}");
     assert!(crashed["detail"].as_str().unwrap().contains("cannot start: missing config"), "{crashed}");
     // The secret reached the server (it printed it) and nothing the board
     // writes: not the site, not the board's console.
@@ -276,8 +301,10 @@ fn a_snapshot_becomes_a_site_with_each_outcome_said() {
     assert_eq!(code, 0, "{console}");
     // Those whose outcome came before any run (a secret missing, an install
     // that failed, no entry to run) are settled again, without a run.
-    assert_eq!(console.matches("[unchanged: not run again]").count(), 6, "{console}");
-    assert!(console.contains("board: 1 server(s) run, 3 settled without a run"), "{console}");
+    // A remote is judged every night (its version says nothing of what is
+    // deployed): it and the faulty server run.
+    assert_eq!(console.matches("[unchanged: not run again]").count(), 5, "{console}");
+    assert!(console.contains("board: 2 server(s) run, 3 settled without a run"), "{console}");
     assert_eq!(outcomes(&site)["io.github.test/faulty-server"], "fail");
     let changes = read(&site.join("board.json"))["changes"].clone();
     assert_eq!(changes.as_array().unwrap().len(), 1, "{changes}");
@@ -298,6 +325,13 @@ fn a_snapshot_becomes_a_site_with_each_outcome_said() {
     assert!(page.contains("night-1") && page.contains("night-2"));
     assert!(page.contains("id=\"case-changes\"") && page.contains("<code>2026-07-28/lifecycle/extension-identifiers</code>"), "{page}");
     assert!(page.contains("regressed: 2026-07-28/lifecycle/extension-identifiers"), "{page}");
+    // Its page lists the failing case, its reason and its spec section; the
+    // badge counts failures (errors said apart).
+    let failing = &page[page.find("id=\"failing\"").expect("a failing list")..];
+    assert!(failing.contains("<code>2026-07-28/lifecycle/extension-identifiers</code>") && failing.contains("https://"), "{page}");
+    assert_eq!(faulty["failing"][0]["case"], "2026-07-28/lifecycle/extension-identifiers", "{faulty}");
+    let badge = std::fs::read_to_string(site.join("servers/io.github.test__faulty-server/badge.svg")).unwrap();
+    assert!(badge.contains(">1 failure<"), "{badge}");
     // Each version keeps its result and verdict list.
     for v in ["1.0.0", "1.0.1"] {
         let list = std::fs::read_to_string(site.join(format!("servers/io.github.test__faulty-server/versions/{v}/verdicts.txt"))).unwrap();
@@ -317,6 +351,10 @@ fn a_snapshot_becomes_a_site_with_each_outcome_said() {
     assert!(console.contains("1 regression since the night before"), "{console}");
     let (code, again) = board(&b, "site", &["--night", "night-2", "--fail-on-regression"]);
     assert_eq!(code, 1, "{again}");
+    // The outcomes settled without a run, settled on both nights, wait a
+    // night before the next attempt (the backoff: 1, 2, 4, then 8 nights).
+    assert_eq!(again.matches("[settled before: not due again yet]").count(), 3, "{again}");
+    assert!(again.contains("3 settled before and not due again yet"), "{again}");
     assert!(
         again.contains("regression: io.github.test/faulty-server: pass → fail") && again.contains("FAILED (--fail-on-regression)"),
         "{again}"
@@ -536,14 +574,26 @@ fn a_hostile_package_learns_nothing_changes_nothing_and_reaches_nothing() {
     assert!(hog["detail"].as_str().unwrap().contains("MemoryError"), "the crash says why: {hog}");
 
     // What it saw, as it told its stderr (kept in its report).
-    let report = std::fs::read_to_string(site.join("servers/io.github.test__hostile-server/report/report.json")).unwrap();
+    let report = report_json(&site, "hostile-server");
     for k in ["GITHUB_TOKEN", "LEAKY_TOKEN", "MCPCERT_INPUT_LEAKY_TOKEN", "BOARD_TEST_LEAKY", "SECRET_SERVER_KEY"] {
         assert!(report.contains(&format!("hostile: env {k} absent")), "{k}: {report}");
     }
     assert!(report.contains("hostile: secrets in the environment: none"), "{report}");
+    // The site shows no path of the runner: the cache is `$CACHE`, the
+    // site `$SITE`.
+    let (cache, site_dir) = (std::fs::canonicalize(&b.cache).unwrap(), std::fs::canonicalize(&site).unwrap());
+    let shown = |p: &Path| {
+        let p = p.display().to_string();
+        // A path into a package keeps what follows node_modules/.
+        if let Some(k) = p.rfind("/node_modules/") {
+            return format!("…{}", &p[k..]);
+        }
+        p.replace(&cache.display().to_string(), "$CACHE").replace(&site_dir.display().to_string(), "$SITE")
+    };
     for target in [other.clone(), site.join("pwned.txt"), b.dir.join("pwned.txt"), b.cache.join("pwned.txt")] {
-        assert!(report.contains(&format!("hostile: cannot write {} ", target.display())), "{}: {report}", target.display());
+        assert!(report.contains(&format!("hostile: cannot write {} ", shown(&target))), "{}: {report}", target.display());
     }
+    assert!(!report.contains(&cache.display().to_string()), "the cache's path is not shown");
     assert!(!report.contains("hostile: wrote"), "{report}");
     assert!(report.contains("hostile: cannot connect"), "{report}");
     assert!(report.contains("hostile: fork stopped after"), "{report}");
@@ -560,7 +610,7 @@ fn a_hostile_package_learns_nothing_changes_nothing_and_reaches_nothing() {
         assert_eq!(files_holding(&site, secret), Vec::<PathBuf>::new(), "{secret}");
         assert!(!console.contains(secret), "{secret}: {console}");
     }
-    let argrep = std::fs::read_to_string(site.join("servers/io.github.test__argsecret-server/report/report.json")).unwrap();
+    let argrep = report_json(&site, "argsecret-server");
     assert!(argrep.contains("serving [masked]"), "the argument reached the server, masked in the report: {argrep}");
     let r = read(&site.join("servers/io.github.test__hostile-server/result.json"));
     assert!(r["sandbox"].as_str().unwrap().starts_with("bubblewrap") || r["sandbox"].as_str().unwrap().starts_with("partial"), "{r}");
@@ -571,8 +621,8 @@ fn a_hostile_package_learns_nothing_changes_nothing_and_reaches_nothing() {
     write(&d.join("hostile.py"), &tame);
     let (code, console) = board(&b, "site-bare", &["--night", "n1", "--no-sandbox", "--force"]);
     assert_eq!(code, 0, "{console}");
-    let report = std::fs::read_to_string(b.dir.join("site-bare/servers/io.github.test__hostile-server/report/report.json")).unwrap();
-    assert!(report.contains(&format!("hostile: wrote {}", other.display())), "{report}");
+    let report = report_json(&b.dir.join("site-bare"), "hostile-server");
+    assert!(report.contains(&format!("hostile: wrote {}", shown(&other))), "{report}");
     assert_ne!(std::fs::read_to_string(&other).unwrap(), before);
     assert!(report.contains("hostile: connected to the listener"), "{report}");
     // Even then the board gave it no token and no other server's value.

@@ -41,51 +41,52 @@ pub(crate) fn spec_link(reference: &str) -> String {
         Some(i) => reference.split_at(i),
         None => (reference, ""),
     };
+    match spec_url(head) {
+        Some(url) => format!("<a href=\"{}\">{}</a>{}", esc(&url), esc(head), esc(tail)),
+        None => esc(reference),
+    }
+}
+
+/// The published page a spec reference's first word names (a revision's
+/// page, an extension's file, a SEP), if it names one.
+pub fn spec_url(head: &str) -> Option<String> {
+    let head = head.split(' ').next().unwrap_or("");
     let (path, frag) = match head.split_once('#') {
         Some((p, f)) => (p, Some(f)),
         None => (head, None),
     };
-    // An extension's text: its file in the extension's repository
-    // (`ext-tasks/specification/draft/tasks.md#capability-negotiation`).
+    let frag_ok = frag.is_none_or(|f| f.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b)));
+    if !frag_ok {
+        return None;
+    }
+    let f = frag.map(|f| format!("#{f}")).unwrap_or_default();
+    // An extension's file in its repository (`ext-tasks/specification/draft/tasks.md#…`).
     if let Some(rest) = path.strip_prefix("ext-")
         && let Some((repo, file)) = rest.split_once('/')
         && !repo.is_empty()
         && repo.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
         && file.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_/.".contains(&b))
         && !file.contains("..")
-        && frag.is_none_or(|f| f.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b)))
     {
-        let f = frag.map(|f| format!("#{f}")).unwrap_or_default();
-        let url = format!("https://github.com/modelcontextprotocol/ext-{repo}/blob/main/{file}{f}");
-        return format!("<a href=\"{}\">{}</a>{}", esc(&url), esc(head), esc(tail));
+        return Some(format!("https://github.com/modelcontextprotocol/ext-{repo}/blob/main/{file}{f}"));
     }
     // A SEP's text (`seps/2640-skills-extension.md#frontmatter`), in the spec's repository.
     if let Some(file) = path.strip_prefix("seps/").filter(|f| !f.is_empty() && !f.contains(".."))
         && file.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
-        && frag.is_none_or(|f| f.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b)))
     {
-        let f = frag.map(|f| format!("#{f}")).unwrap_or_default();
-        let url = format!("https://github.com/modelcontextprotocol/modelcontextprotocol/blob/main/seps/{file}{f}");
-        return format!("<a href=\"{}\">{}</a>{}", esc(&url), esc(head), esc(tail));
+        return Some(format!("https://github.com/modelcontextprotocol/modelcontextprotocol/blob/main/seps/{file}{f}"));
     }
     let mut parts = path.splitn(2, '/');
     let (rev, doc) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
     let is_rev = rev.len() == 10 && rev.bytes().enumerate().all(|(i, b)| if i == 4 || i == 7 { b == b'-' } else { b.is_ascii_digit() });
     if !is_rev || doc.is_empty() || !doc.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_/.".contains(&b)) {
-        return esc(reference);
+        return None;
     }
-    let frag_ok = frag.is_none_or(|f| f.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_".contains(&b)));
-    if !frag_ok {
-        return esc(reference);
-    }
-    let url = if doc.ends_with(".ts") || doc.ends_with(".json") {
-        // The schema itself: the file in the specification's repository.
-        format!("https://github.com/modelcontextprotocol/modelcontextprotocol/blob/main/schema/{rev}/{doc}")
+    Some(if doc.ends_with(".ts") || doc.ends_with(".json") {
+        format!("https://github.com/modelcontextprotocol/modelcontextprotocol/blob/main/schema/{rev}/{doc}") // the schema's file
     } else {
-        let f = frag.map(|f| format!("#{f}")).unwrap_or_default();
         format!("https://modelcontextprotocol.io/specification/{rev}/{doc}{f}")
-    };
-    format!("<a href=\"{}\">{}</a>{}", esc(&url), esc(head), esc(tail))
+    })
 }
 
 /// Unix milliseconds as `YYYY-MM-DD HH:MM:SS UTC`.

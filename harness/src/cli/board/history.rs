@@ -70,9 +70,17 @@ pub fn judged(outcome: &str) -> bool {
 /// The previous run of the server `name` whose folder is `dir`, if any.
 pub fn previous(dir: &Path, name: &str) -> Option<Previous> {
     let result = super::last_result(dir).filter(|r| r.outcome != DELETED && r.name == name)?;
-    let report = dir.join("report");
-    let verdicts = if judged(&result.outcome) { diff::load_side(&report).ok().and_then(|mut s| s.remove("")).flatten() } else { None };
-    Some(Previous { result, verdicts, setup: diff::setup_of(&report) })
+    // Its version's verdict list (the site keeps the report gzipped).
+    let list = dir.join("versions").join(super::share::folder(&result.version)).join("verdicts.txt");
+    let verdicts = if judged(&result.outcome) { diff::load_side(&list).ok().and_then(|mut s| s.remove("")).flatten() } else { None };
+    let setup = Some(setup(&result));
+    Some(Previous { result, verdicts, setup })
+}
+
+/// A run's set-up as `mcpcert diff` says it: transport, revisions served.
+fn setup(r: &ServerResult) -> String {
+    let served = if r.revisions.is_empty() { "no revision served".to_string() } else { r.revisions.join(" and ") };
+    format!("{}, {served}", r.transport.as_deref().unwrap_or("stdio"))
 }
 
 /// Empties `dir` but for `versions/` (each version's result).
@@ -99,8 +107,8 @@ pub fn compare(prev: Option<&Previous>, dir: &Path, r: &mut ServerResult) {
     let Some(Some(new)) = new.remove("") else { return };
     let side = |v: &BTreeMap<String, Verdict>| Side::from([(String::new(), Some(v.clone()))]);
     let mut changes = diff::diff(&side(old), &side(&new));
-    if let (Some(a), Some(b)) = (&p.setup, diff::setup_of(&report))
-        && *a != b
+    if let Some(a) = &p.setup
+        && *a != setup(r)
     {
         diff::across_setups(&mut changes);
     }

@@ -78,6 +78,21 @@ impl Inputs {
         self.values.get(server).map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect()).unwrap_or_default()
     }
 
+    /// A digest of what `server` is given: the names of its values and
+    /// its shares, never a value (a secret given since, or taken away,
+    /// changes it; a new value of the same secret does not).
+    pub fn digest(&self, server: &str) -> String {
+        use sha2::Digest;
+        let mut names: Vec<String> = self.values.get(server).map(|m| m.keys().cloned().collect()).unwrap_or_default();
+        names.extend(self.shares(server).iter().map(|p| format!("share:{}", p.display())));
+        if names.is_empty() {
+            return String::new();
+        }
+        names.sort();
+        let d = sha2::Sha256::digest(names.join("\0").as_bytes());
+        d.iter().take(8).map(|b| format!("{b:02x}")).collect()
+    }
+
     /// The folders shared with `server`.
     pub fn shares(&self, server: &str) -> &[PathBuf] {
         self.shares.get(server).map(Vec::as_slice).unwrap_or(&[])

@@ -16,21 +16,24 @@
 //! every result in `servers/`: the shards of one night merged with
 //! `board --merge PART… --out SITE`.
 
+mod cause;
+mod charts;
 mod history;
 mod inputs;
+mod judge;
+mod pages;
 mod share;
 mod site;
+mod store;
 
 use crate::EXIT_OK;
 use mcpcert::config::targets::parse_shard;
-use mcpcert::packages::launch::{Supplied, resolve};
+use mcpcert::packages::install;
 use mcpcert::packages::sandbox::{self, Sandbox};
 use mcpcert::packages::snapshot::{self, Listed};
-use mcpcert::packages::{self, ThisMachine, install};
 use mcpcert::report::console::Console;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 pub struct BoardArgs {
@@ -49,7 +52,23 @@ pub struct BoardArgs {
     pub updated_since: Option<String>,
     /// Exit 1 when a server regressed since the night before.
     pub fail_on_regression: bool,
+    /// The site's public address: badge snippets and `board.json`'s links
+    /// are absolute.
+    pub base_url: Option<String>,
     pub run_args: Vec<String>,
+}
+
+impl BoardArgs {
+    fn site<'a>(&'a self, keep_history: bool, digest: &'a str, problems: &'a [String]) -> site::Options<'a> {
+        site::Options {
+            night: self.night.as_deref(),
+            keep_history,
+            digest,
+            problems,
+            fail_on_regression: self.fail_on_regression,
+            base_url: self.base_url.as_deref().unwrap_or(""),
+        }
+    }
 }
 
 /// What happened to one server.
@@ -98,9 +117,49 @@ pub struct ServerResult {
     /// after `--`: a result of other options is not reused.
     #[serde(default)]
     pub run_options: String,
+    /// How much the run judged: cases that got a verdict other than n/a,
+    /// of all; tools the call policy called, of those listed.
+    #[serde(default)]
+    pub judged: Option<Judged>,
+    /// The cases that failed, erred or warned, each with its one-line
+    /// reason and spec section (what the server's page lists).
+    #[serde(default)]
+    pub failing: Vec<Failing>,
+    /// Nights this outcome was settled again in a row without a change
+    /// (the backoff: it is settled again after 1, 2, 4, then every 8
+    /// nights skipped), and the nights skipped since the last attempt.
+    #[serde(default)]
+    pub attempts: u32,
+    #[serde(default)]
+    pub waited: u32,
+    /// A digest of what the board was given for this server (the names of
+    /// its inputs and shares, never a value): a change settles it at once.
+    #[serde(default)]
+    pub inputs: String,
+    /// Whether the run reached the server (its verdicts judge it, whatever
+    /// the outcome says of its environment).
+    #[serde(default)]
+    pub reached: bool,
     /// Whether a child `mcpcert run` ran (this board run only).
     #[serde(skip)]
     pub ran: bool,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Judged {
+    pub cases: u64,
+    pub of: u64,
+    pub tools_called: u64,
+    pub tools_listed: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Failing {
+    pub case: String,
+    pub verdict: String,
+    pub level: String,
+    pub reason: String,
+    pub spec: String,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -150,7 +209,7 @@ pub fn board(a: BoardArgs) -> u8 {
                 }
             }
         }
-        return site::write(&a.out, a.night.as_deref(), true, &digest, &problems, a.fail_on_regression, &mut console);
+        return site::write(&a.out, &a.site(true, &digest, &problems), &mut console);
     }
     let mut paths = a.snapshot.clone();
     if let Some(url) = &a.registry {
@@ -220,7 +279,7 @@ pub fn board(a: BoardArgs) -> u8 {
     ));
     let cache = a.cache.clone().unwrap_or_else(install::default_cache);
     let queue = std::sync::Mutex::new(listed.iter().enumerate().collect::<Vec<_>>().into_iter());
-    let fates = std::sync::Mutex::new([0usize; 3]);
+    let fates = std::sync::Mutex::new([0usize; 4]);
     let lines = std::sync::Mutex::new(&mut console);
     let total = listed.len();
     std::thread::scope(|s| {
@@ -238,19 +297,23 @@ pub fn board(a: BoardArgs) -> u8 {
                         l.version,
                         r.outcome,
                         if r.reason.is_empty() { String::new() } else { format!(" ({})", r.reason) },
-                        if fate == Fate::Reused { " [unchanged: not run again]" } else { "" }
+                        match fate {
+                            Fate::Reused => " [unchanged: not run again]",
+                            Fate::Waiting => " [settled before: not due again yet]",
+                            _ => "",
+                        }
                     );
                     lines.lock().unwrap_or_else(|e| e.into_inner()).line(line);
                 }
             });
         }
     });
-    let [run, settled, reused] = fates.into_inner().unwrap_or_else(|e| e.into_inner());
+    let [run, settled, reused, waiting] = fates.into_inner().unwrap_or_else(|e| e.into_inner());
     console.line(format!(
-        "board: {run} server(s) run, {settled} settled without a run (a value missing, no entry to run, an install that failed), {reused} unchanged since their last result"
+        "board: {run} server(s) run, {settled} settled without a run (a value missing, no entry to run, an install that failed), {reused} unchanged since their last result, {waiting} settled before and not due again yet (retried after 1, 2, 4, then every 8 nights)"
     ));
     let keep_history = a.shard.is_none();
-    let code = site::write(&a.out, a.night.as_deref(), keep_history, &digest, &problems, a.fail_on_regression, &mut console);
+    let code = site::write(&a.out, &a.site(keep_history, &digest, &problems), &mut console);
     if code == EXIT_OK { EXIT_OK } else { code }
 }
 
@@ -264,6 +327,8 @@ enum Fate {
     Settled = 1,
     /// Its last result still holds.
     Reused = 2,
+    /// Settled before, and not due to be settled again yet (the backoff).
+    Waiting = 3,
 }
 
 /// A digest of what every run is given: the budget (which decides what
@@ -281,7 +346,20 @@ fn options_digest(budget: Duration, args: &[String]) -> String {
 /// each time, cheaply: a value given since, a machine that can run an
 /// entry now, an install or a remote that failed for a while.
 fn reusable(outcome: &str) -> bool {
-    matches!(outcome, "pass" | "fail" | "crashed" | "no-answer" | "hung" | "protected")
+    matches!(outcome, "pass" | "fail" | "crashed" | "no-answer" | "hung" | "protected" | "needs-network" | "needs-service")
+}
+
+/// Whether an outcome settled without judging the server is retried on a
+/// backoff rather than every night: a value missing, nothing this machine
+/// can run, an install that failed, an unreadable entry.
+fn backs_off(outcome: &str) -> bool {
+    matches!(outcome, "needs-secret" | "needs-input" | "cannot-run" | "install-failed" | "invalid")
+}
+
+/// The nights skipped before a settled outcome is settled again, after
+/// `attempts` settles in a row: 1, 2, 4, then every 8.
+fn wait_for(attempts: u32) -> u32 {
+    1u32 << attempts.saturating_sub(1).min(3)
 }
 
 /// Read a server's last result.
@@ -302,16 +380,28 @@ fn one(
 ) -> (ServerResult, Fate) {
     let version = env!("CARGO_PKG_VERSION");
     let options = options_digest(a.budget, &a.run_args);
-    if !a.force
-        && let Some(old) = last_result(dir)
-        && old.name == l.name
-        && reusable(&old.outcome)
-        && old.version == l.version
-        && old.suite_digest == digest
-        && old.mcpcert_version == version
-        && old.run_options == options
-    {
-        return (old, Fate::Reused);
+    let inputs = given.digest(&l.name);
+    let last = last_result(dir).filter(|old| {
+        !a.force
+            && old.name == l.name
+            && old.version == l.version
+            && old.suite_digest == digest
+            && old.mcpcert_version == version
+            && old.run_options == options
+            && old.inputs == inputs
+    });
+    // A remote is judged every night: its version says nothing of what
+    // is deployed behind its URL.
+    let remote = last.as_ref().is_some_and(|o| o.transport.as_deref() == Some("http"));
+    if let Some(old) = last.as_ref().filter(|o| reusable(&o.outcome) && !remote) {
+        return (old.clone(), Fate::Reused);
+    }
+    if let Some(mut old) = last.clone().filter(|o| backs_off(&o.outcome) && o.waited + 1 < wait_for(o.attempts)) {
+        old.waited += 1;
+        if let Ok(text) = serde_json::to_string_pretty(&old) {
+            let _ = std::fs::write(dir.join("result.json"), text + "\n");
+        }
+        return (old, Fate::Waiting);
     }
     let started = Instant::now();
     let mut r = ServerResult {
@@ -337,215 +427,45 @@ fn one(
         compared_with: None,
         case_changes: Vec::new(),
         run_options: options,
+        judged: None,
+        failing: Vec::new(),
+        attempts: 0,
+        waited: 0,
+        inputs,
+        reached: false,
         ran: false,
     };
     // A folder is the name's alone (share::folder); one holding another
     // server's result is left as it is.
     if let Some(other) = last_result(dir).filter(|o| o.name != l.name) {
-        set(&mut r, "invalid", format!("its folder {} holds the result of {}: a digest collision; not run", dir.display(), other.name));
+        judge::set(
+            &mut r,
+            "invalid",
+            format!("its folder {} holds the result of {}: a digest collision; not run", dir.display(), other.name),
+        );
         return (r, Fate::Settled);
     }
     let prev = history::previous(dir, &l.name);
     history::clear(dir);
-    judge(l, dir, cache, a, sandbox, given, &mut r);
+    judge::judge(l, dir, cache, a, sandbox, given, &mut r);
     r.duration_ms = started.elapsed().as_millis() as u64;
+    let scrub = cause::Scrub::new(cache, &a.out);
+    r.reason = scrub.text(&r.reason);
+    r.detail = scrub.text(&r.detail);
+    // The same settled outcome again: one more attempt on the backoff.
+    r.attempts = match &last {
+        Some(old) if backs_off(&r.outcome) && old.outcome == r.outcome => old.attempts + 1,
+        _ if backs_off(&r.outcome) => 1,
+        _ => 0,
+    };
     history::compare(prev.as_ref(), dir, &mut r);
     history::archive(dir, &r);
+    store::keep(dir, &mut r, &scrub);
     if let Ok(text) = serde_json::to_string_pretty(&r) {
         let _ = std::fs::write(dir.join("result.json"), text + "\n");
     }
     let fate = if r.ran { Fate::Ran } else { Fate::Settled };
     (r, fate)
-}
-
-fn judge(l: &Listed, dir: &Path, cache: &Path, a: &BoardArgs, sandbox: Option<&Sandbox>, given: &inputs::Inputs, r: &mut ServerResult) {
-    let sj_path = dir.join("server.json");
-    let text = serde_json::to_string_pretty(&l.server).unwrap_or_default();
-    if let Err(e) = std::fs::write(&sj_path, text) {
-        r.reason = format!("cannot write {}: {e}", sj_path.display());
-        return;
-    }
-    let sj = match packages::load(&sj_path) {
-        Ok(s) => s,
-        Err(e) => return set(r, "invalid", e),
-    };
-    let entry = match packages::pick(&sj, None, &ThisMachine) {
-        Ok(e) => e,
-        Err(_) if sj.entries().is_empty() => return set(r, "cannot-run", "the server.json lists no packages and no remotes".into()),
-        Err(_) => {
-            let why: Vec<String> = sj
-                .entries()
-                .iter()
-                .map(|e| format!("{} ({}): {}", e.id(), e.describe(), packages::unusable(e, &ThisMachine).unwrap_or_default()))
-                .collect();
-            return set(r, "cannot-run", why.join("; "));
-        }
-    };
-    r.entry = Some(entry.id());
-    r.what = Some(entry.describe());
-    r.transport = Some(if entry.is_remote() { "http" } else { "stdio" }.into());
-    // This server's values, and nothing else: no input is read from the
-    // board's environment by its own name.
-    let env = |k: &str| given.lookup(&l.name, k);
-    let supplied = Supplied { config_env: &[], config_headers: &[], env: &env };
-    let resolved = match resolve(&entry, &supplied, &ThisMachine) {
-        Ok(x) => x,
-        Err(missing) => {
-            let outcome = if missing.iter().any(|m| m.secret) { "needs-secret" } else { "needs-input" };
-            let names: Vec<String> = missing
-                .iter()
-                .map(|m| {
-                    let key = m.supply.last().map(|v| v.trim_start_matches("MCPCERT_INPUT_")).unwrap_or("");
-                    let key = if m.supply.len() > 1 { m.supply[0].as_str() } else { key };
-                    format!("{key} ({}{})", m.what, if m.secret { ", secret" } else { "" })
-                })
-                .collect();
-            return set(
-                r,
-                outcome,
-                format!("{} value(s) nobody gave: {}; give them in --inputs under [\"{}\"]", missing.len(), names.join(", "), l.name),
-            );
-        }
-    };
-    let image = matches!(entry, packages::Entry::Package(_, p) if p.registry_type == "oci");
-    r.sandbox = if entry.is_remote() {
-        "none: a remote is reached over the network".into()
-    } else if image {
-        "the container's: no network, a read-only root, no capabilities, bounded (docker/podman run options)".into()
-    } else if let Some(sb) = sandbox {
-        sb.describe()
-    } else {
-        "none (--no-sandbox): the package saw this machine's files, network and environment".into()
-    };
-    if let packages::launch::Launch::Stdio { install: what, .. } = &resolved.launch
-        && let Err(e) = install::install(what, cache, sandbox, &mut |_| {})
-    {
-        r.detail = e.log_tail.clone();
-        return set(r, "install-failed", e.problem);
-    }
-    let exe = match std::env::current_exe() {
-        Ok(e) => e,
-        Err(e) => return set(r, "error", format!("cannot find mcpcert's own binary: {e}")),
-    };
-    let mut cmd = Command::new(&exe);
-    // The child run gets this server's values and nothing else of the
-    // board's environment (its tokens, other servers' values).
-    cmd.env_clear();
-    for k in ["PATH", "HOME", "LANG", "LC_ALL", "TZ", "TMPDIR"] {
-        if let Some(v) = std::env::var_os(k) {
-            cmd.env(k, v);
-        }
-    }
-    cmd.envs(given.env(&l.name));
-    let out = dir.join("report");
-    cmd.arg("run").arg("--server-json").arg(&sj_path).args(["--pick", &entry.id()]).arg("--cache").arg(cache);
-    if sandbox.is_none() {
-        cmd.arg("--no-sandbox");
-    }
-    for s in given.shares(&l.name) {
-        cmd.arg("--share").arg(s);
-    }
-    cmd.arg("--out").arg(&out).args(["--quiet", "--color", "never"]).args(&a.run_args);
-    let log = std::fs::File::create(dir.join("console.log")).ok();
-    cmd.stdin(Stdio::null());
-    cmd.stdout(log.as_ref().and_then(|f| f.try_clone().ok()).map(Stdio::from).unwrap_or(Stdio::null()));
-    cmd.stderr(log.map(Stdio::from).unwrap_or(Stdio::null()));
-    let (code, hung) = match wait_budget(cmd, a.budget) {
-        Ok(x) => {
-            r.ran = true;
-            x
-        }
-        Err(e) => return set(r, "error", e),
-    };
-    read_report(&out, r);
-    let problem = r.reason.clone();
-    match (hung, code) {
-        (true, _) => set(r, "hung", format!("the run did not finish within the budget of {} s", a.budget.as_secs())),
-        (false, Some(0)) => set(r, "pass", String::new()),
-        (false, Some(1)) => {
-            let c = r.counts.clone().unwrap_or_default();
-            set(r, "fail", format!("{} failure(s), {} error(s)", c.fail, c.error))
-        }
-        // A package that exited before it answered; one that never
-        // answered within the start-up timeout; anything else.
-        (false, Some(3))
-            if !entry.is_remote() && ["process exited", "closed stdout", "stdin failed"].iter().any(|w| problem.contains(w)) =>
-        {
-            set(r, "crashed", problem)
-        }
-        (false, Some(3)) if !entry.is_remote() && problem.contains("timeout") => set(r, "no-answer", problem),
-        (false, Some(3)) => set(r, "unreachable", problem),
-        (false, Some(4)) => set(r, "protected", "the server answers 401 without a token, and the board has none".into()),
-        (false, c) => set(r, "error", format!("mcpcert run ended with {c:?}; see console.log")),
-    }
-    // A run that never reached the server judged no area: its cases are
-    // errors saying so, which the areas would only repeat.
-    if !matches!(r.outcome.as_str(), "pass" | "fail") {
-        r.areas.clear();
-    }
-}
-
-fn set(r: &mut ServerResult, outcome: &str, reason: String) {
-    r.outcome = outcome.into();
-    r.reason = reason;
-}
-
-/// Runs `cmd`; stops it (SIGTERM, then SIGKILL 10 s later) when the budget
-/// is spent. The exit code, and whether it was stopped.
-fn wait_budget(mut cmd: Command, budget: Duration) -> Result<(Option<i32>, bool), String> {
-    let mut child = cmd.spawn().map_err(|e| format!("cannot start mcpcert run: {e}"))?;
-    let started = Instant::now();
-    let mut termed: Option<Instant> = None;
-    loop {
-        match child.try_wait() {
-            Ok(Some(st)) => return Ok((st.code(), termed.is_some())),
-            Ok(None) => {
-                if termed.is_none() && started.elapsed() > budget {
-                    // SAFETY: kill(2) on the child's own pid.
-                    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-                    termed = Some(Instant::now());
-                } else if termed.is_some_and(|t| t.elapsed() > Duration::from_secs(10)) {
-                    let _ = child.kill();
-                }
-                std::thread::sleep(Duration::from_millis(100));
-            }
-            Err(e) => return Err(e.to_string()),
-        }
-    }
-}
-
-/// What the run's report.json says: counts, revisions served, areas, and
-/// the target's problem.
-fn read_report(out: &Path, r: &mut ServerResult) {
-    let Ok(text) = std::fs::read_to_string(out.join("report.json")) else { return };
-    let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else { return };
-    r.report = true;
-    let n = |k: &str| v["summary"][k].as_u64().unwrap_or(0);
-    r.counts = Some(Counts { pass: n("pass"), fail: n("fail"), warn: n("warn"), na: n("n/a"), error: n("error") });
-    r.revisions = v["revisions"]
-        .as_array()
-        .map(|a| a.iter().filter(|x| x["supported"] == true).filter_map(|x| x["revision"].as_str().map(String::from)).collect())
-        .unwrap_or_default();
-    if let Some(p) = v["target_problem"].as_str() {
-        let first = p.lines().next().unwrap_or("");
-        r.reason = first.strip_prefix("the target could not be started or reached: ").unwrap_or(first).chars().take(300).collect();
-        // The server's last stderr lines, when the run quoted them.
-        r.detail = p.lines().skip(1).collect::<Vec<_>>().join("\n");
-    }
-    let mut areas: std::collections::BTreeMap<String, Area> = std::collections::BTreeMap::new();
-    for c in v["cases"].as_array().into_iter().flatten() {
-        let id = c["id"].as_str().unwrap_or("");
-        let area: String = id.split('/').take(2).collect::<Vec<_>>().join("/");
-        let a = areas.entry(area.clone()).or_insert(Area { area, pass: 0, fail: 0, warn: 0, error: 0 });
-        match c["verdict"].as_str().unwrap_or("") {
-            "pass" => a.pass += 1,
-            "fail" => a.fail += 1,
-            "warn" => a.warn += 1,
-            "error" => a.error += 1,
-            _ => {}
-        }
-    }
-    r.areas = areas.into_values().filter(|a| a.pass + a.fail + a.warn + a.error > 0).collect();
 }
 
 #[cfg(test)]

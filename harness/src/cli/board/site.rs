@@ -23,23 +23,47 @@ fn esc(s: &str) -> String {
 }
 
 /// Better outcomes first: how a change between nights reads.
-fn rank(outcome: &str) -> u8 {
+pub fn rank(outcome: &str) -> u8 {
     match outcome {
         "pass" => 0,
         "fail" => 1,
-        "protected" | "needs-secret" | "needs-input" | "cannot-run" => 2,
+        o if environment(o) => 2,
         _ => 3,
     }
 }
 
-fn color(outcome: &str) -> &'static str {
+/// Outcomes that say what the runner lacked, not what the server did.
+pub fn environment(outcome: &str) -> bool {
+    matches!(outcome, "protected" | "needs-secret" | "needs-input" | "needs-network" | "needs-service" | "cannot-run")
+}
+
+pub fn color(outcome: &str) -> &'static str {
     match outcome {
         "pass" => "#2e7d32",
         "fail" => "#c62828",
-        "protected" | "needs-secret" | "needs-input" | "cannot-run" => "#6d6d6d",
+        o if environment(o) => "#6d6d6d",
         _ => "#b26a00",
     }
 }
+
+/// Every outcome a server can have on the site.
+pub const OUTCOMES: &[&str] = &[
+    "pass",
+    "fail",
+    "crashed",
+    "no-answer",
+    "unreachable",
+    "protected",
+    "hung",
+    "needs-secret",
+    "needs-input",
+    "needs-network",
+    "needs-service",
+    "install-failed",
+    "cannot-run",
+    "invalid",
+    "error",
+];
 
 /// The badge: "mcpcert | passes", "3 failures", "crashed", ….
 pub fn badge(r: &ServerResult) -> String {
@@ -47,7 +71,15 @@ pub fn badge(r: &ServerResult) -> String {
     let value = match r.outcome.as_str() {
         "pass" if c.warn > 0 => format!("passes ({} warnings)", c.warn),
         "pass" => "passes".to_string(),
-        "fail" => format!("{} failure{}", c.fail + c.error, if c.fail + c.error == 1 { "" } else { "s" }),
+        // Failures are the server's; errors (what mcpcert could not
+        // judge) are said apart.
+        "fail" => {
+            let mut v = format!("{} failure{}", c.fail, if c.fail == 1 { "" } else { "s" });
+            if c.error > 0 {
+                v.push_str(&format!(", {} error{}", c.error, if c.error == 1 { "" } else { "s" }));
+            }
+            v
+        }
         o => o.replace('-', " "),
     };
     let label = "MCP conformance";
@@ -64,72 +96,58 @@ pub fn badge(r: &ServerResult) -> String {
     )
 }
 
-/// Every result in `site/servers`, by name.
-fn results(site: &Path) -> Vec<(String, ServerResult)> {
-    let mut out: Vec<(String, ServerResult)> = std::fs::read_dir(site.join("servers"))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| last_result(&e.path()).map(|r| (e.file_name().to_string_lossy().to_string(), r)))
-        .collect();
-    out.sort_by(|a, b| a.1.name.cmp(&b.1.name));
-    out
-}
-
 /// One server in one night of history.
 #[derive(Debug, Clone, Default, PartialEq)]
-struct Seen {
-    version: String,
-    outcome: String,
-    failures: u64,
+pub struct Seen {
+    pub version: String,
+    pub outcome: String,
+    pub failures: u64,
     /// When its result was checked: a server run again since the night
     /// before has a newer one.
-    checked: u64,
+    pub checked: u64,
     /// The suites that judged it (a change of suites is no regression of
     /// the server's).
-    suite: String,
+    pub suite: String,
     /// The cases that regressed and were fixed in that run (only in the
     /// night it ran).
-    regressed: Vec<String>,
-    fixed: Vec<String>,
+    pub regressed: Vec<String>,
+    pub fixed: Vec<String>,
 }
 
 /// One night of history: name → what was seen of it.
-type Night = BTreeMap<String, Seen>;
-
-fn night_of(rs: &[(String, ServerResult)], before: Option<&Night>) -> Night {
-    rs.iter()
-        .map(|(_, r)| {
-            let ran = before.and_then(|b| b.get(&r.name)).is_none_or(|s| s.checked != r.checked_at_ms);
-            let seen = Seen {
-                version: r.version.clone(),
-                outcome: r.outcome.clone(),
-                // Only a run that reached the server counts failures: one
-                // that did not has every case an error saying so.
-                failures: if history::judged(&r.outcome) { r.counts.as_ref().map_or(0, |c| c.fail + c.error) } else { 0 },
-                checked: r.checked_at_ms,
-                suite: r.suite_digest.clone(),
-                regressed: if ran { history::cases(r, "regression") } else { Vec::new() },
-                fixed: if ran { history::cases(r, "fix") } else { Vec::new() },
-            };
-            (r.name.clone(), seen)
-        })
-        .collect()
-}
+pub type Night = BTreeMap<String, Seen>;
 
 fn strings(v: &Value) -> Vec<String> {
     v.as_array().into_iter().flatten().filter_map(|x| x.as_str().map(String::from)).collect()
 }
 
+/// The last nights of history, in the order they were written (labels
+/// need not sort); the files of nights older than the last
+/// `NIGHTS_ON_DISK` are removed. Only the nights the pages show are read
+/// whole (a night of a registry is tens of thousands of entries).
 fn read_history(site: &Path) -> Vec<(String, Night)> {
-    // In the order they were written (labels need not sort).
-    let mut nights: Vec<(u64, String, Night)> = std::fs::read_dir(site.join("history"))
+    let stamp = |text: &str| -> u64 {
+        let Some(i) = text.rfind("\"written_at\":") else { return 0 };
+        text[i + 13..].trim_start().chars().take_while(|c| c.is_ascii_digit()).collect::<String>().parse().unwrap_or(0)
+    };
+    let mut files: Vec<(u64, std::path::PathBuf)> = std::fs::read_dir(site.join("history"))
         .into_iter()
         .flatten()
         .flatten()
-        .filter_map(|e| {
-            let name = e.file_name().to_string_lossy().strip_suffix(".json")?.to_string();
-            let v: Value = serde_json::from_str(&std::fs::read_to_string(e.path()).ok()?).ok()?;
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
+        .map(|e| (std::fs::read_to_string(e.path()).map(|t| stamp(&t)).unwrap_or(0), e.path()))
+        .collect();
+    files.sort();
+    let old = files.len().saturating_sub(NIGHTS_ON_DISK);
+    for (_, p) in files.drain(..old) {
+        let _ = std::fs::remove_file(p);
+    }
+    let skip = files.len().saturating_sub(NIGHTS_KEPT);
+    let mut nights: Vec<(u64, String, Night)> = files[skip..]
+        .iter()
+        .filter_map(|(_, path)| {
+            let name = path.file_name()?.to_string_lossy().strip_suffix(".json")?.to_string();
+            let v: Value = serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
             let n: Night = v["servers"]
                 .as_object()?
                 .iter()
@@ -156,7 +174,7 @@ fn read_history(site: &Path) -> Vec<(String, Night)> {
 }
 
 /// A list of cases for a line: the first few, then how many more.
-fn few(cases: &[String]) -> String {
+pub fn few(cases: &[String]) -> String {
     let mut s = cases.iter().take(5).cloned().collect::<Vec<_>>().join(", ");
     if cases.len() > 5 {
         s.push_str(&format!(" and {} more", cases.len() - 5));
@@ -199,93 +217,269 @@ fn change(old: Option<&Seen>, new: &Seen) -> Option<(bool, String)> {
     Some((worse, text))
 }
 
-/// Write the site. `night`: the label of this night's history entry
-/// (default: the UTC time); `keep_history`: record it (not for a shard).
-/// Writes the site; with `fail_on_regression`, a night with a regression
-/// exits 1 (each is said on its own line either way).
-pub fn write(
-    site: &Path,
-    night: Option<&str>,
-    keep_history: bool,
-    digest: &str,
-    problems: &[String],
-    fail_on_regression: bool,
-    console: &mut Console,
-) -> u8 {
-    // The servers the registry deleted are off the board.
-    let (gone, rs): (Vec<_>, Vec<_>) = results(site).into_iter().partition(|(_, r)| r.outcome == history::DELETED);
+/// How many nights of history the pages show, and the site keeps.
+const NIGHTS_KEPT: usize = 30;
+const NIGHTS_ON_DISK: usize = 90;
+/// Servers per page of `data/` and of `board/`.
+const PAGE: usize = 1000;
+
+/// What the index keeps of a server (the rest is read again, a server at
+/// a time, when its page and `board.json` entry are written).
+pub struct Row {
+    pub name: String,
+    pub slug: String,
+    pub version: String,
+    pub description: String,
+    pub outcome: String,
+    pub reason: String,
+    pub transport: String,
+    pub counts: super::Counts,
+    pub reached: bool,
+    pub judged: String,
+    pub thin: bool,
+    pub revisions: String,
+    pub served: Vec<String>,
+    /// The revisions with a failure or error in one of their areas.
+    pub failing_revisions: Vec<String>,
+    /// Per area (of the site's list): `P`ass, `W`arn, `F`ail, `E`rror, `.`.
+    pub grid: String,
+    pub text: String,
+    /// Run with no sandbox (`--no-sandbox`).
+    pub bare: bool,
+    area_verdicts: Vec<(String, u8)>,
+}
+
+fn clip(s: &str, n: usize) -> String {
+    if s.chars().count() <= n { s.to_string() } else { format!("{}…", s.chars().take(n).collect::<String>()) }
+}
+
+/// An area's name on the grid: the area across revisions (`tools`).
+fn area_name(area: &str) -> &str {
+    area.split_once('/').map_or(area, |(_, a)| a)
+}
+
+fn row(slug: &str, r: &ServerResult) -> Row {
+    let mut area_verdicts: BTreeMap<String, u8> = BTreeMap::new();
+    let mut failing_revisions: Vec<String> = Vec::new();
+    for a in r.areas.iter() {
+        let g = if a.error > 0 {
+            b'E'
+        } else if a.fail > 0 {
+            b'F'
+        } else if a.warn > 0 {
+            b'W'
+        } else {
+            b'P'
+        };
+        if matches!(g, b'E' | b'F') {
+            let rev = a.area.split('/').next().unwrap_or("").to_string();
+            if !failing_revisions.contains(&rev) {
+                failing_revisions.push(rev);
+            }
+        }
+        let worst = |x: u8| match x {
+            b'E' => 3,
+            b'F' => 2,
+            b'W' => 1,
+            _ => 0,
+        };
+        let e = area_verdicts.entry(area_name(&a.area).to_string()).or_insert(g);
+        if worst(g) > worst(*e) {
+            *e = g;
+        }
+    }
+    let thin = r.outcome == "pass"
+        && r.judged.as_ref().is_some_and(|j| (j.tools_listed > 0 && j.tools_called == 0) || j.of > 0 && j.cases * 4 <= j.of);
+    Row {
+        name: r.name.clone(),
+        slug: slug.to_string(),
+        version: r.version.clone(),
+        description: clip(&r.description, 160),
+        outcome: r.outcome.clone(),
+        reason: clip(&r.reason, 240),
+        transport: r.transport.clone().unwrap_or_default(),
+        counts: r.counts.clone().unwrap_or_default(),
+        reached: r.reached || history::judged(&r.outcome),
+        judged: if r.reached { super::pages::judged_text(r) } else { String::new() },
+        thin,
+        revisions: r.revisions.join(", "),
+        served: r.revisions.clone(),
+        failing_revisions,
+        grid: String::new(),
+        text: clip(&format!("{} {} {}", r.name, r.title.clone().unwrap_or_default(), r.description).to_lowercase(), 400),
+        bare: r.sandbox.starts_with("none (--no-sandbox)"),
+        area_verdicts: area_verdicts.into_iter().collect(),
+    }
+}
+
+fn data_row(r: &Row) -> Value {
+    let c = &r.counts;
+    json!([
+        r.name,
+        r.slug,
+        r.version,
+        r.outcome,
+        r.transport,
+        r.reason,
+        c.pass,
+        c.fail,
+        c.warn,
+        c.error,
+        r.judged,
+        u8::from(r.thin),
+        r.revisions,
+        r.grid,
+        r.text,
+        r.description,
+        u8::from(r.reached)
+    ])
+}
+
+/// Writes a numbered page file (`DIR/servers-0001.json`), compact.
+fn page_file(site: &Path, dir: &str, k: usize, v: &Value) -> std::io::Result<String> {
+    let rel = format!("{dir}/servers-{k:04}.json");
+    std::fs::write(site.join(&rel), serde_json::to_string(v).unwrap_or_default())?;
+    Ok(rel)
+}
+
+/// The site's options.
+pub struct Options<'a> {
+    pub night: Option<&'a str>,
+    /// Record this night in the history (not for a shard).
+    pub keep_history: bool,
+    pub digest: &'a str,
+    pub problems: &'a [String],
+    /// Exit 1 when a server regressed since the night before.
+    pub fail_on_regression: bool,
+    /// The site's public address, for badge snippets and `board.json`'s
+    /// links (`https://…/`); empty: site-relative.
+    pub base_url: &'a str,
+}
+
+/// Writes the site: a page and badge per server, the index with its data
+/// pages, `board.json` with its pages, and this night's history. Each
+/// regression is said on its own line; with `fail_on_regression`, a
+/// night with one exits 1.
+pub fn write(site: &Path, o: &Options, console: &mut Console) -> u8 {
+    // The servers' folders, each result read once here for its row (the
+    // servers the registry deleted are off the board).
+    let mut rows: Vec<Row> = Vec::new();
+    let mut gone: Vec<ServerResult> = Vec::new();
     let mut nights = read_history(site);
-    let this = night.map(String::from).unwrap_or_else(|| mcpcert::certify::certificate::rfc3339(super::now_ms() as u128).replace(':', ""));
+    let this =
+        o.night.map(String::from).unwrap_or_else(|| mcpcert::certify::certificate::rfc3339(super::now_ms() as u128).replace(':', ""));
     nights.retain(|(n, _)| *n != this);
     let before = nights.last().map(|(_, n)| n.clone());
-    let now = night_of(&rs, before.as_ref());
-    if keep_history {
-        let _ = std::fs::create_dir_all(site.join("history"));
-        let servers: serde_json::Map<String, Value> = now
-            .iter()
-            .map(|(k, s)| {
-                let mut v =
-                    json!({"version": s.version, "outcome": s.outcome, "failures": s.failures, "checked": s.checked, "suite": s.suite});
-                if !s.regressed.is_empty() {
-                    v["regressed"] = json!(s.regressed);
-                }
-                if !s.fixed.is_empty() {
-                    v["fixed"] = json!(s.fixed);
-                }
-                (k.clone(), v)
-            })
-            .collect();
-        let night = json!({ "night": this, "written_at": super::now_ms(), "servers": servers });
-        let _ = std::fs::write(site.join(format!("history/{}.json", super::share::folder(&this))), night.to_string());
+    let mut now: Night = BTreeMap::new();
+    let mut folders: Vec<String> = std::fs::read_dir(site.join("servers"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .collect();
+    folders.sort();
+    for slug in &folders {
+        let Some(r) = last_result(&site.join("servers").join(slug)) else { continue };
+        if r.outcome == history::DELETED {
+            gone.push(r);
+            continue;
+        }
+        now.insert(r.name.clone(), seen(&r, before.as_ref()));
+        rows.push(row(slug, &r));
+    }
+    rows.sort_by(|a, b| a.name.cmp(&b.name));
+    if o.keep_history {
+        write_night(site, &this, &now);
         nights.push((this.clone(), now.clone()));
     }
+    let skip = nights.len().saturating_sub(NIGHTS_KEPT);
+    nights.drain(..skip);
     let mut changes: Vec<(String, bool, String)> = match &before {
         Some(b) => now.iter().filter_map(|(k, n)| change(b.get(k), n).map(|(worse, t)| (k.clone(), worse, t))).collect(),
         None => Vec::new(),
     };
     for (name, _) in before.iter().flat_map(|b| b.iter()).filter(|(k, _)| !now.contains_key(*k)) {
-        let why = gone.iter().find(|(_, r)| r.name == *name).map_or("not in this night's results".to_string(), |(_, r)| r.reason.clone());
+        let why = gone.iter().find(|r| r.name == *name).map_or("not in this night's results".to_string(), |r| r.reason.clone());
         changes.push((name.clone(), false, format!("off the board: {why}")));
     }
-    for (slug, r) in &rs {
-        let dir = site.join("servers").join(slug);
-        let _ = std::fs::write(dir.join("badge.svg"), badge(r));
-        let _ = std::fs::write(dir.join("index.html"), server_page(slug, r, &nights, &history::versions(&dir)));
+    // The grid's columns: every area judged, by name.
+    let mut areas: Vec<String> = rows.iter().flat_map(|r| r.area_verdicts.iter().map(|(a, _)| a.clone())).collect();
+    areas.sort();
+    areas.dedup();
+    for r in rows.iter_mut() {
+        r.grid = areas.iter().map(|a| r.area_verdicts.iter().find(|(x, _)| x == a).map_or('.', |(_, g)| *g as char)).collect();
+        r.area_verdicts = Vec::new();
     }
-    let entries: Vec<Value> = rs
-        .iter()
-        .map(|(slug, r)| {
-            json!({
-                "server": { "name": r.name, "version": r.version },
-                "_meta": { META_KEY: {
-                    "outcome": r.outcome, "reason": r.reason, "counts": r.counts, "revisions": r.revisions,
-                    "entry": r.what, "transport": r.transport, "sandbox": r.sandbox,
-                    "checkedAt": mcpcert::certify::certificate::rfc3339(r.checked_at_ms as u128),
-                    "suiteDigest": r.suite_digest, "mcpcertVersion": r.mcpcert_version,
-                    "page": format!("servers/{slug}/index.html"), "badge": format!("servers/{slug}/badge.svg"),
-                    "report": r.report.then(|| format!("servers/{slug}/report/report.html")),
-                    "comparedWith": r.compared_with, "caseChanges": r.case_changes,
-                }}
-            })
-        })
-        .collect();
+    // Each server's page, badge and board.json entry, a server at a time.
+    let base = if o.base_url.is_empty() || o.base_url.ends_with('/') { o.base_url.to_string() } else { format!("{}/", o.base_url) };
+    for dir in ["data", "board"] {
+        let _ = std::fs::remove_dir_all(site.join(dir));
+        let _ = std::fs::create_dir_all(site.join(dir));
+    }
+    let mut board_pages: Vec<String> = Vec::new();
+    let mut entries: Vec<Value> = Vec::new();
+    let mut failed_writes = 0;
+    for (i, row) in rows.iter().enumerate() {
+        let dir = site.join("servers").join(&row.slug);
+        if let Some(r) = last_result(&dir) {
+            let _ = std::fs::write(dir.join("badge.svg"), badge(&r));
+            let page = super::pages::server_page(&row.slug, &r, &nights, &history::versions(&dir), &base);
+            if std::fs::write(dir.join("index.html"), page).is_err() {
+                failed_writes += 1;
+            }
+            entries.push(entry(&row.slug, &r, &base));
+        }
+        if entries.len() == PAGE || i + 1 == rows.len() {
+            let k = board_pages.len() + 1;
+            let v = json!({"servers": std::mem::take(&mut entries), "metadata": {"page": k}});
+            match page_file(site, "board", k, &v) {
+                Ok(rel) => board_pages.push(rel),
+                Err(_) => failed_writes += 1,
+            }
+        }
+    }
+    let mut data_pages = 0;
+    for (k, chunk) in rows.chunks(PAGE).enumerate() {
+        let v = json!({"rows": chunk.iter().map(data_row).collect::<Vec<_>>()});
+        if page_file(site, "data", k + 1, &v).is_err() {
+            failed_writes += 1;
+        }
+        data_pages += 1;
+    }
+    let mut by: BTreeMap<&str, usize> = BTreeMap::new();
+    for r in &rows {
+        *by.entry(r.outcome.as_str()).or_default() += 1;
+    }
     let board = json!({
-        "format": "mcpcert-board", "format_version": 1, "night": this, "suite_digest": digest,
-        "mcpcert_version": env!("CARGO_PKG_VERSION"), "servers": entries, "snapshot_problems": problems,
+        "format": "mcpcert-board", "format_version": 2, "night": this, "suite_digest": o.digest,
+        "mcpcert_version": env!("CARGO_PKG_VERSION"), "base_url": base, "servers_total": rows.len(), "outcomes": by,
+        "pages": board_pages, "snapshot_problems": o.problems,
         "changes": changes.iter().map(|(n, worse, t)| {
             let s = now.get(n).cloned().unwrap_or_default();
             json!({"name": n, "regression": worse, "change": t, "regressed": s.regressed, "fixed": s.fixed})
         }).collect::<Vec<_>>(),
-        "deleted": gone.iter().map(|(_, r)| json!({"name": r.name, "version": r.version, "reason": r.reason})).collect::<Vec<_>>(),
+        "deleted": gone.iter().map(|r| json!({"name": r.name, "version": r.version, "reason": r.reason})).collect::<Vec<_>>(),
     });
     if let Err(e) = std::fs::write(site.join("board.json"), serde_json::to_string_pretty(&board).unwrap_or_default() + "\n") {
         console.line(format!("error: cannot write {}: {e}", site.join("board.json").display()));
         return crate::EXIT_FAILED;
     }
-    let _ = std::fs::write(site.join("index.html"), index(&rs, &this, digest, &changes, problems));
-    let mut by: BTreeMap<&str, usize> = BTreeMap::new();
-    for (_, r) in &rs {
-        *by.entry(r.outcome.as_str()).or_default() += 1;
+    let bare: Vec<String> = rows.iter().filter(|r| r.bare).map(|r| r.name.clone()).collect();
+    let facts = super::pages::IndexFacts {
+        night: &this,
+        digest: o.digest,
+        total: rows.len(),
+        pages: data_pages,
+        areas: &areas,
+        problems: o.problems,
+        changes: &changes,
+        bare: &bare,
+        charts: super::pages::night_charts(&rows, &areas, &changes, before.as_ref()),
+    };
+    let first = &rows[..rows.len().min(super::pages::FIRST_ROWS)];
+    let _ = std::fs::write(site.join("index.html"), super::pages::index(&facts, first));
+    if failed_writes > 0 {
+        console.line(format!("error: {failed_writes} file(s) of the site could not be written"));
     }
     // Each regression since the night before, on a line of its own (what a
     // nightly job's log must show even when the site is not read).
@@ -295,226 +489,72 @@ pub fn write(
     }
     console.line(format!(
         "board: {} server(s) — {}; {} regression{} since {}; site: {}",
-        rs.len(),
+        rows.len(),
         by.iter().map(|(k, v)| format!("{v} {k}")).collect::<Vec<_>>().join(", "),
         regressions.len(),
         if regressions.len() == 1 { "" } else { "s" },
         before.as_ref().map_or("no earlier night".to_string(), |_| "the night before".to_string()),
         site.join("index.html").display()
     ));
-    if fail_on_regression && !regressions.is_empty() {
+    if o.fail_on_regression && !regressions.is_empty() {
         console.line("board: FAILED (--fail-on-regression): a server regressed since the night before");
         return crate::EXIT_FAILED;
     }
-    EXIT_OK
+    if failed_writes > 0 { crate::EXIT_FAILED } else { EXIT_OK }
 }
 
-const STYLE: &str = "body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}table{border-collapse:collapse}td,th{padding:3px 8px;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}.o{color:#fff;padding:1px 6px;border-radius:3px;white-space:nowrap}.small{color:#666;font-size:12px}input,select{margin-right:1em}";
-
-fn outcome_cell(o: &str) -> String {
-    format!("<span class=\"o\" style=\"background:{}\">{}</span>", color(o), esc(o))
+/// A server in `board.json`: a registry listing entry with the board's
+/// own `_meta` key.
+fn entry(slug: &str, r: &ServerResult, base: &str) -> Value {
+    json!({
+        "server": { "name": r.name, "version": r.version },
+        "_meta": { META_KEY: {
+            "outcome": r.outcome, "reason": r.reason, "counts": r.counts, "revisions": r.revisions,
+            "judged": r.judged, "failing": r.failing.iter().map(|f| json!({"case": f.case, "verdict": f.verdict, "reason": f.reason})).collect::<Vec<_>>(),
+            "entry": r.what, "transport": r.transport, "sandbox": r.sandbox,
+            "checkedAt": mcpcert::certify::certificate::rfc3339(r.checked_at_ms as u128),
+            "suiteDigest": r.suite_digest, "mcpcertVersion": r.mcpcert_version,
+            "page": format!("{base}servers/{slug}/index.html"), "badge": format!("{base}servers/{slug}/badge.svg"),
+            "report": r.report.then(|| format!("{base}servers/{slug}/report/report.html")),
+            "comparedWith": r.compared_with, "caseChanges": r.case_changes,
+        }}
+    })
 }
 
-fn index(rs: &[(String, ServerResult)], night: &str, digest: &str, changes: &[(String, bool, String)], problems: &[String]) -> String {
-    let mut h = format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>MCP conformance board</title><style>{STYLE}</style></head><body>\n<h1>MCP conformance board</h1>\n<p class=\"small\">night {} · {} servers · mcpcert {} · suites <code>{}</code> · each server run by <code>mcpcert run --server-json</code>; <a href=\"board.json\">board.json</a></p>\n",
-        esc(night),
-        rs.len(),
-        env!("CARGO_PKG_VERSION"),
-        esc(digest)
-    );
-    let bare: Vec<&str> = rs.iter().filter(|(_, r)| r.sandbox.starts_with("none (--no-sandbox)")).map(|(_, r)| r.name.as_str()).collect();
-    if !bare.is_empty() {
-        h.push_str(&format!(
-            "<p id=\"unsandboxed\"><b>{} server(s) ran with no sandbox</b> (<code>--no-sandbox</code>): they saw the files, network and environment of the machine that ran them: {}</p>\n",
-            bare.len(),
-            esc(&bare.join(", "))
-        ));
+fn seen(r: &ServerResult, before: Option<&Night>) -> Seen {
+    let ran = before.and_then(|b| b.get(&r.name)).is_none_or(|s| s.checked != r.checked_at_ms);
+    Seen {
+        version: r.version.clone(),
+        outcome: r.outcome.clone(),
+        // Only a run that reached the server counts failures: one that did
+        // not has every case an error saying so.
+        failures: if history::judged(&r.outcome) { r.counts.as_ref().map_or(0, |c| c.fail + c.error) } else { 0 },
+        checked: r.checked_at_ms,
+        suite: r.suite_digest.clone(),
+        regressed: if ran { history::cases(r, "regression") } else { Vec::new() },
+        fixed: if ran { history::cases(r, "fix") } else { Vec::new() },
     }
-    if !changes.is_empty() {
-        h.push_str("<h2>Since the night before</h2><ul id=\"changes\">");
-        for (name, worse, t) in changes {
-            h.push_str(&format!("<li>{} <b>{}</b>: {}</li>", if *worse { "regression" } else { "change" }, esc(name), esc(t)));
-        }
-        h.push_str("</ul>\n");
-    }
-    if !problems.is_empty() {
-        h.push_str("<h2>Snapshot entries not read</h2><ul>");
-        for p in problems {
-            h.push_str(&format!("<li>{}</li>", esc(p)));
-        }
-        h.push_str("</ul>\n");
-    }
-    let mut outcomes: Vec<&str> = rs.iter().map(|(_, r)| r.outcome.as_str()).collect();
-    outcomes.sort_by_key(|o| (rank(o), o.to_string()));
-    outcomes.dedup();
-    h.push_str("<p><input id=\"q\" type=\"search\" placeholder=\"search servers\"><select id=\"outcome\"><option value=\"\">every outcome</option>");
-    for o in outcomes {
-        h.push_str(&format!("<option>{}</option>", esc(o)));
-    }
-    h.push_str("</select><select id=\"transport\"><option value=\"\">every transport</option><option>stdio</option><option>http</option></select> <span id=\"shown\"></span></p>\n");
-    h.push_str("<table id=\"servers\"><thead><tr><th>server</th><th>version</th><th>outcome</th><th>pass</th><th>fail</th><th>warn</th><th>error</th><th>revisions served</th><th>areas failing</th><th>entry</th><th>badge</th></tr></thead><tbody>\n");
-    for (slug, r) in rs {
-        // Counts only where the run reached the server: a run that could
-        // not start has every case an error saying so.
-        let judged = matches!(r.outcome.as_str(), "pass" | "fail");
-        let n = |x: u64| if judged { x.to_string() } else { String::new() };
-        let c = r.counts.clone().unwrap_or_default();
-        let mut failing: Vec<String> = r.areas.iter().filter(|a| a.fail + a.error > 0).map(|a| esc(&a.area)).collect();
-        if failing.len() > 6 {
-            let more = failing.len() - 5;
-            failing.truncate(5);
-            failing.push(format!("and {more} more"));
-        }
-        h.push_str(&format!(
-            "<tr data-outcome=\"{}\" data-transport=\"{}\" data-text=\"{}\"><td><a href=\"servers/{slug}/index.html\">{}</a><div class=\"small\">{}</div></td><td>{}</td><td>{}<div class=\"small\">{}</div></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"small\">{}</td><td><img alt=\"badge\" src=\"servers/{slug}/badge.svg\"></td></tr>\n",
-            esc(&r.outcome),
-            esc(r.transport.as_deref().unwrap_or("")),
-            esc(&format!("{} {} {}", r.name, r.title.clone().unwrap_or_default(), r.description).to_lowercase()),
-            esc(&r.name),
-            esc(&r.description),
-            esc(&r.version),
-            outcome_cell(&r.outcome),
-            esc(&r.reason),
-            n(c.pass),
-            n(c.fail),
-            n(c.warn),
-            n(c.error),
-            esc(&r.revisions.join(", ")),
-            failing.join(", "),
-            esc(r.what.as_deref().unwrap_or("")),
-        ));
-    }
-    h.push_str("</tbody></table>\n<script>\n(function(){var q=document.getElementById('q'),o=document.getElementById('outcome'),t=document.getElementById('transport'),s=document.getElementById('shown');\nfunction f(){var n=0,rows=document.querySelectorAll('#servers tbody tr');rows.forEach(function(r){var ok=(!o.value||r.dataset.outcome===o.value)&&(!t.value||r.dataset.transport===t.value)&&(!q.value||r.dataset.text.indexOf(q.value.toLowerCase())>=0);r.style.display=ok?'':'none';if(ok)n++;});s.textContent=n+' of '+rows.length+' shown';}\n[q,o,t].forEach(function(e){e.addEventListener('input',f);});f();})();\n</script>\n</body></html>\n");
-    h
 }
 
-fn server_page(folder: &str, r: &ServerResult, nights: &[(String, Night)], versions: &[(String, ServerResult, bool)]) -> String {
-    let c = r.counts.clone().unwrap_or_default();
-    let mut h = format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{} — MCP conformance</title><style>{STYLE}</style></head><body>\n<p><a href=\"../../index.html\">← the board</a></p>\n<h1>{}</h1><p>{}</p>\n<p><img alt=\"badge\" src=\"badge.svg\"> {}</p>\n<table>",
-        esc(&r.name),
-        esc(&r.name),
-        esc(&r.description),
-        outcome_cell(&r.outcome)
-    );
-    let checked = mcpcert::certify::certificate::rfc3339(r.checked_at_ms as u128);
-    let rows = [
-        ("version", esc(&r.version)),
-        ("outcome", format!("{} {}", esc(&r.outcome), esc(&r.reason))),
-        ("entry run", esc(&format!("{} {}", r.entry.clone().unwrap_or_default(), r.what.clone().unwrap_or_default()))),
-        ("transport", esc(r.transport.as_deref().unwrap_or("—"))),
-        ("sandbox", esc(&r.sandbox)),
-        ("revisions served", esc(&r.revisions.join(", "))),
-        ("verdicts", format!("{} pass, {} fail, {} warn, {} n/a, {} error", c.pass, c.fail, c.warn, c.na, c.error)),
-        (
-            "checked",
-            format!(
-                "{} ({:.1} s) by mcpcert {}, suites <code>{}</code>",
-                esc(&checked),
-                r.duration_ms as f64 / 1000.0,
-                esc(&r.mcpcert_version),
-                esc(&r.suite_digest)
-            ),
-        ),
-        (
-            "report",
-            if r.report {
-                "<a href=\"report/report.html\">report.html</a> · <a href=\"report/report.json\">report.json</a> · <a href=\"report/junit.xml\">junit.xml</a>".into()
-            } else {
-                "none: the run did not start".into()
-            },
-        ),
-        ("server.json", "<a href=\"server.json\">as the snapshot has it</a>".into()),
-    ];
-    for (k, v) in rows {
-        h.push_str(&format!("<tr><th>{k}</th><td>{v}</td></tr>"));
-    }
-    h.push_str("</table>\n");
-    if !r.detail.is_empty() {
-        h.push_str(&format!("<h2>Detail</h2><pre>{}</pre>\n", esc(&r.detail)));
-    }
-    if !r.areas.is_empty() {
-        h.push_str("<h2>Areas</h2><table><tr><th>area</th><th>pass</th><th>fail</th><th>warn</th><th>error</th></tr>");
-        for a in &r.areas {
-            h.push_str(&format!(
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                esc(&a.area),
-                a.pass,
-                a.fail,
-                a.warn,
-                a.error
-            ));
-        }
-        h.push_str("</table>\n");
-    }
-    if let Some(w) = &r.compared_with {
-        h.push_str(&format!(
-            "<h2>Since the previous run</h2><p>compared with {} (as <code>mcpcert diff</code> compares two reports)",
-            esc(w)
-        ));
-        if !history::judged(&r.outcome) {
-            h.push_str(": this run did not reach the server, so no case is compared</p>\n");
-        } else if r.case_changes.is_empty() {
-            h.push_str(": no case changed its verdict, or the previous run did not reach the server</p>\n");
-        } else {
-            h.push_str("</p><table id=\"case-changes\"><tr><th>change</th><th>case</th><th>before</th><th>now</th><th>note</th></tr>");
-            for c in &r.case_changes {
-                h.push_str(&format!(
-                    "<tr><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td><td class=\"small\">{}</td></tr>",
-                    esc(&c.kind.replace('_', " ")),
-                    esc(&c.case),
-                    esc(&c.old),
-                    esc(&c.new),
-                    esc(c.note.as_deref().unwrap_or(""))
-                ));
-            }
-            h.push_str("</table>\n");
-        }
-    }
-    h.push_str(
-        "<h2>History</h2><table id=\"history\"><tr><th>night</th><th>version</th><th>outcome</th><th>failures</th><th>cases</th></tr>",
-    );
-    for (n, night) in nights.iter().rev() {
-        if let Some(s) = night.get(&r.name) {
-            let mut cases = Vec::new();
+/// Records this night (`history/NIGHT.json`), and drops the nights before
+/// the last ones kept.
+fn write_night(site: &Path, this: &str, now: &Night) {
+    let _ = std::fs::create_dir_all(site.join("history"));
+    let servers: serde_json::Map<String, Value> = now
+        .iter()
+        .map(|(k, s)| {
+            let mut v = json!({"version": s.version, "outcome": s.outcome, "failures": s.failures, "checked": s.checked, "suite": s.suite});
             if !s.regressed.is_empty() {
-                cases.push(format!("regressed: {}", few(&s.regressed)));
+                v["regressed"] = json!(s.regressed);
             }
             if !s.fixed.is_empty() {
-                cases.push(format!("fixed: {}", few(&s.fixed)));
+                v["fixed"] = json!(s.fixed);
             }
-            h.push_str(&format!(
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"small\">{}</td></tr>",
-                esc(n),
-                esc(&s.version),
-                outcome_cell(&s.outcome),
-                s.failures,
-                esc(&cases.join("; "))
-            ));
-        }
-    }
-    h.push_str("</table>\n<h2>Versions checked</h2><table id=\"versions\"><tr><th>version</th><th>outcome</th><th>verdicts</th><th>checked</th></tr>");
-    for (folder, v, list) in versions {
-        let c = v.counts.clone().unwrap_or_default();
-        let counts = if history::judged(&v.outcome) {
-            format!("{} pass, {} fail, {} warn, {} n/a, {} error", c.pass, c.fail, c.warn, c.na, c.error)
-        } else {
-            esc(&v.reason)
-        };
-        let link = if *list { format!(" · <a href=\"versions/{}/verdicts.txt\">verdict list</a>", esc(folder)) } else { String::new() };
-        h.push_str(&format!(
-            "<tr><td>{}</td><td>{}</td><td>{counts}{link}</td><td>{}</td></tr>",
-            esc(&v.version),
-            outcome_cell(&v.outcome),
-            esc(&mcpcert::certify::certificate::rfc3339(v.checked_at_ms as u128))
-        ));
-    }
-    h.push_str(&format!(
-        "</table>\n<h2>Badge</h2><pre>![MCP conformance]({}/badge.svg)</pre>\n</body></html>\n",
-        esc(&format!("servers/{folder}"))
-    ));
-    h
+            (k.clone(), v)
+        })
+        .collect();
+    let night = json!({ "night": this, "written_at": super::now_ms(), "servers": servers });
+    let _ = std::fs::write(site.join(format!("history/{}.json", super::share::folder(this))), night.to_string());
 }
 
 #[cfg(test)]

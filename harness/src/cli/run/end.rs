@@ -204,6 +204,14 @@ pub(super) fn report(args: &RunArgs, s: Started, j: Judged, c: Contracted, clock
         call_log_dropped: s.runner.call_log().1,
         cases: j.results,
     };
+    let mut rep = rep;
+    // `--evidence failing`: the transcripts of the cases that did not pass
+    // only (a board's reports, kept for thousands of servers).
+    if args.evidence == "failing" {
+        for c in rep.cases.iter_mut().filter(|c| matches!(c.verdict, Verdict::Pass | Verdict::NotApplicable)) {
+            c.transcript.clear();
+        }
+    }
     let mut write_err = !write_reports(args, &rep, &s);
     for w in &warnings {
         console.line(format!("\nwarning: {w}"));
