@@ -8,7 +8,8 @@
 #            and run (`mcpcert board`, -j 2), installer and server in the
 #            sandbox (bubblewrap: installed here with apt-get when missing);
 #   night 2: the snapshot again with one change (the reference remote's next
-#            version, which breaks a MUST): only that server runs again;
+#            version, which breaks a MUST): only that server runs again, and
+#            the other remote (remotes are judged every night);
 # then the same first night in 3 shards, merged, must give night 1's
 # board.json; the site is checked in headless chromium
 # (fixtures/html/board-check.mjs: index, filters, search, badges, the
@@ -156,7 +157,8 @@ started=$SECONDS
 board "$out/snapshot-2" --out "$out/site" --night night-2 >"$out/night-2.log" 2>&1 || { cat "$out/night-2.log"; die "night 2 failed"; }
 say "board: night 2 in $((SECONDS - started)) s"
 ran=$(sed -n 's/^board: \([0-9]*\) server(s) run,.*/\1/p' "$out/night-2.log")
-if [ "$ran" != 1 ]; then say "board: night 2 ran ${ran:-no} servers again, not 1"; status=1; fi
+# The changed server, and the other remote (a remote is judged every night).
+if [ "$ran" != 2 ]; then say "board: night 2 ran ${ran:-no} servers again, not 2 (the changed one and the other remote)"; status=1; fi
 
 # The first night in three shards, merged: the same board.json.
 for k in 1 2 3; do
@@ -202,4 +204,21 @@ else
   say "board: outcomes differ from fixtures/board/expected.txt:"; sed 's/^/  /' "$out/outcomes.diff"; status=1
 fi
 node "$dir/html/board-check.mjs" "$out/site" io.github.mcpcert-fixture/reference-remote "$out/board.png" || status=1
+# No file of the site, its gzipped reports included, holds a path of the
+# runner: the working folder, the package cache, the home folder.
+python3 - "$out/site" "$(pwd)" "$cache" "$HOME" <<'PY' || status=1
+import gzip, os, sys
+site, roots = sys.argv[1], [r for r in sys.argv[2:] if len(r) > 1]
+bad = []
+for d, _, files in os.walk(site):
+    for f in files:
+        p = os.path.join(d, f)
+        data = gzip.open(p).read() if f.endswith(".gz") else open(p, "rb").read()
+        text = data.decode("utf-8", "replace")
+        bad += [f"{p}: holds {r}" for r in roots if r in text]
+for b in bad[:20]:
+    print(f"  {b}")
+print(f"board: {len(bad)} file(s) of the site hold a path of the runner")
+sys.exit(1 if bad else 0)
+PY
 exit $status

@@ -148,6 +148,11 @@ enum Cmd {
         /// ~/.cache/mcpcert).
         #[arg(long, value_name = "DIR")]
         cache: Option<PathBuf>,
+        /// After the night, remove installed packages least recently used
+        /// first until the cache holds at most this many MB (never one
+        /// this night used).
+        #[arg(long, value_name = "MB")]
+        cache_max_mb: Option<u64>,
         /// Only this job's share of the servers, K of N; `board --merge`
         /// joins the shards' folders into the site.
         #[arg(long, value_name = "K/N")]
@@ -553,6 +558,7 @@ fn main() -> ExitCode {
             snapshot,
             out,
             cache,
+            cache_max_mb,
             shard,
             budget_s,
             jobs,
@@ -570,6 +576,7 @@ fn main() -> ExitCode {
             snapshot,
             out,
             cache,
+            cache_max_mb,
             shard,
             budget: std::time::Duration::from_secs(budget_s),
             jobs,

@@ -18,6 +18,8 @@ use std::time::{Duration, Instant};
 
 /// Marks a finished install.
 const DONE: &str = ".mcpcert-installed";
+/// Touched each time an installed package is used.
+const USED: &str = ".mcpcert-used";
 /// How long one install may take.
 pub const INSTALL_LIMIT: Duration = Duration::from_secs(900);
 
@@ -110,7 +112,55 @@ pub fn install(install: &Install, cache: &Path, sandbox: Option<&Sandbox>, say: 
     if fresh {
         std::fs::write(dir.join(DONE), "").map_err(|e| err(format!("cannot write {}: {e}", dir.join(DONE).display())))?;
     }
+    // When it was last used: the cache is trimmed least recently used first.
+    let _ = std::fs::write(dir.join(USED), "");
     Ok(Installed { program: vec![program.display().to_string()], dir: Some(dir), fresh, seconds: started.elapsed().as_secs_f64() })
+}
+
+/// What trimming the cache did.
+#[derive(Debug, Default, PartialEq)]
+pub struct Trimmed {
+    pub packages: usize,
+    pub bytes: u64,
+    pub removed: usize,
+    pub removed_bytes: u64,
+}
+
+/// Removes installed packages, least recently used first, until the
+/// cache's packages take at most `max_bytes`; a package used since `keep`
+/// (this run's) is never removed.
+pub fn trim(cache: &Path, max_bytes: u64, keep: std::time::SystemTime) -> Trimmed {
+    fn size(p: &Path) -> u64 {
+        match std::fs::symlink_metadata(p) {
+            Ok(m) if m.is_dir() => std::fs::read_dir(p).into_iter().flatten().flatten().map(|e| size(&e.path())).sum(),
+            Ok(m) => m.len(),
+            Err(_) => 0,
+        }
+    }
+    let mut all: Vec<(std::time::SystemTime, u64, PathBuf)> = ["npm", "pypi"]
+        .iter()
+        .flat_map(|k| std::fs::read_dir(cache.join(k)).into_iter().flatten().flatten())
+        .map(|e| e.path())
+        .filter(|p| p.join(DONE).is_file())
+        .map(|p| {
+            let used = std::fs::metadata(p.join(USED)).or_else(|_| std::fs::metadata(p.join(DONE))).and_then(|m| m.modified());
+            (used.unwrap_or(std::time::UNIX_EPOCH), size(&p), p)
+        })
+        .collect();
+    all.sort();
+    let mut t = Trimmed { packages: all.len(), bytes: all.iter().map(|x| x.1).sum(), ..Trimmed::default() };
+    let mut total = t.bytes;
+    for (used, bytes, p) in all {
+        if total <= max_bytes || used >= keep {
+            break;
+        }
+        if std::fs::remove_dir_all(&p).is_ok() {
+            total -= bytes;
+            t.removed += 1;
+            t.removed_bytes += bytes;
+        }
+    }
+    t
 }
 
 fn what(i: &Install) -> String {
@@ -285,6 +335,29 @@ mod tests {
         let i = Install::Npm { name: "@scope/srv".into(), version: "1.0.0".into(), registry: None };
         assert_eq!(folder(Path::new("/c"), &i), Some(PathBuf::from("/c/npm/@scope+srv@1.0.0")));
         assert_eq!(folder(Path::new("/c"), &Install::Oci { argv: vec!["docker".into()] }), None);
+    }
+
+    /// The cache is trimmed least recently used first, and never of what
+    /// this run used.
+    #[test]
+    fn the_cache_is_trimmed_least_recently_used_first() {
+        let cache = std::env::temp_dir().join(format!("mcpcert-trim-test-{}", std::process::id()));
+        let t0 = std::time::SystemTime::now() - Duration::from_secs(3600);
+        for (i, name) in ["old@1", "mid@1", "new@1"].iter().enumerate() {
+            let d = cache.join("npm").join(name);
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join("blob"), vec![0u8; 1000]).unwrap();
+            std::fs::write(d.join(DONE), "").unwrap();
+            let f = std::fs::File::create(d.join(USED)).unwrap();
+            f.set_modified(t0 + Duration::from_secs(60 * i as u64)).unwrap();
+        }
+        let t = trim(&cache, 2100, t0 + Duration::from_secs(120));
+        assert_eq!((t.packages, t.removed), (3, 1), "{t:?}");
+        assert!(!cache.join("npm/old@1").exists() && cache.join("npm/mid@1").exists());
+        // What this run used (since `keep`) stays, over the bound or not.
+        let t = trim(&cache, 0, t0 + Duration::from_secs(60));
+        assert_eq!(t.removed, 0, "{t:?}");
+        let _ = std::fs::remove_dir_all(&cache);
     }
 
     /// A cached folder is used as it is; an unfinished one is made again.

@@ -74,14 +74,16 @@ pub fn lack(text: &str) -> Option<Lack> {
         }
     };
     let lines: Vec<&str> = text.lines().map(unquote).map(str::trim).collect();
-    let (at, outcome) = lines.iter().enumerate().rev().find_map(|(i, l)| kind(l).map(|k| (i, k)))?;
-    // The line to show: an error line of the same kind near it (a stack's
-    // `[cause]: Error: getaddrinfo EAI_AGAIN host`, not its `syscall:`).
+    let at = lines.iter().rposition(|l| kind(l).is_some())?;
+    // The line that says it: an error line near the last sign (a stack's
+    // `[cause]: Error: getaddrinfo EAI_AGAIN host`, not its `syscall:` or
+    // its `at GetAddrInfoReqWrap…` frame), which also says which lack.
     let line = lines[at.saturating_sub(40)..=at]
         .iter()
         .rev()
-        .find(|l| kind(l) == Some(outcome) && l.to_ascii_lowercase().contains("error"))
+        .find(|l| kind(l).is_some() && l.to_ascii_lowercase().contains("error") && !l.starts_with("at "))
         .unwrap_or(&lines[at]);
+    let outcome = kind(line)?;
     let line = line.strip_prefix("[cause]: ").unwrap_or(line);
     Some(Lack { outcome, line: clip(line, 240) })
 }
@@ -189,12 +191,12 @@ impl Scrub {
         while let Some(i) = rest.find('/') {
             // A path starts at a `/` that follows a separator.
             let before = rest[..i].chars().last();
-            if !before.is_none_or(|c| c.is_whitespace() || "\"'(=:[<,`".contains(c)) {
+            if !before.is_none_or(|c| c.is_whitespace() || "\"'(=:[<>;,`".contains(c)) {
                 out.push_str(&rest[..=i]);
                 rest = &rest[i + 1..];
                 continue;
             }
-            let end = rest[i..].find(|c: char| c.is_whitespace() || "\"'),]>`;".contains(c)).map_or(rest.len(), |e| i + e);
+            let end = rest[i..].find(|c: char| c.is_whitespace() || "\"'),]<>`;&\\".contains(c)).map_or(rest.len(), |e| i + e);
             out.push_str(&rest[..i]);
             out.push_str(&self.path(&rest[i..end]));
             rest = &rest[end..];
@@ -235,6 +237,10 @@ mod tests {
         let redis =
             "[Redis Error] Error: getaddrinfo EAI_AGAIN mcpcert.invalid\n[Redis Reconnecting] Connection lost, attempting to reconnect...";
         assert_eq!(lack(redis).unwrap().outcome, "needs-service");
+        // The error line decides, not a stack frame after it.
+        let redis = "[Redis Error] Stack: Error: getaddrinfo EAI_AGAIN mcpcert.invalid\n    at GetAddrInfoReqWrap.onlookupall [as oncomplete] (node:dns:122:26)";
+        let l = lack(redis).unwrap();
+        assert_eq!((l.outcome, l.line.as_str()), ("needs-service", "[Redis Error] Stack: Error: getaddrinfo EAI_AGAIN mcpcert.invalid"));
         let pg = "Error: connect ECONNREFUSED 127.0.0.1:5432";
         let l = lack(pg).unwrap();
         assert_eq!((l.outcome, l.line.as_str()), ("needs-service", pg));

@@ -18,7 +18,7 @@ pub fn bars(title: &str, bars: &[Bar], max: Option<f64>) -> Markup {
     let height = 24.0 + row_h * bars.len() as f64;
     html! {
         figure.chart {
-            svg xmlns="http://www.w3.org/2000/svg" width=(label_w + bar_w + 90.0) height=(height) role="img" aria-label=(title) {
+            svg xmlns="http://www.w3.org/2000/svg" width=(label_w + bar_w + 230.0) height=(height) role="img" aria-label=(title) {
                 title { (title) }
                 text x="0" y="14" font-weight="bold" font-size="12" { (title) }
                 @for (i, b) in bars.iter().enumerate() {

@@ -142,7 +142,9 @@ pub(super) fn judge(
         (false, Some(0)) => set(r, "pass", String::new()),
         (false, Some(1)) => {
             let c = r.counts.clone().unwrap_or_default();
-            set(r, "fail", format!("{} failure(s), {} error(s)", c.fail, c.error))
+            // The first failing case says what broke.
+            let first = r.failing.iter().find(|f| f.verdict != "warn").map(|f| format!("; first: {}: {}", f.case, f.reason));
+            set(r, "fail", format!("{} failure(s), {} error(s){}", c.fail, c.error, first.unwrap_or_default()))
         }
         // A package that exited before it answered; one that never
         // answered within the start-up timeout; anything else.

@@ -40,6 +40,8 @@ pub struct BoardArgs {
     pub snapshot: Vec<PathBuf>,
     pub out: PathBuf,
     pub cache: Option<PathBuf>,
+    /// Trim the package cache to this many MB after the night.
+    pub cache_max_mb: Option<u64>,
     pub shard: Option<String>,
     pub budget: Duration,
     pub jobs: usize,
@@ -278,6 +280,7 @@ pub fn board(a: BoardArgs) -> u8 {
             .map_or("no sandbox (--no-sandbox): they see this machine's files, network and environment".to_string(), |s| s.describe())
     ));
     let cache = a.cache.clone().unwrap_or_else(install::default_cache);
+    let night_started = std::time::SystemTime::now() - Duration::from_secs(1);
     let queue = std::sync::Mutex::new(listed.iter().enumerate().collect::<Vec<_>>().into_iter());
     let fates = std::sync::Mutex::new([0usize; 4]);
     let lines = std::sync::Mutex::new(&mut console);
@@ -312,6 +315,17 @@ pub fn board(a: BoardArgs) -> u8 {
     console.line(format!(
         "board: {run} server(s) run, {settled} settled without a run (a value missing, no entry to run, an install that failed), {reused} unchanged since their last result, {waiting} settled before and not due again yet (retried after 1, 2, 4, then every 8 nights)"
     ));
+    if let Some(mb) = a.cache_max_mb {
+        let t = install::trim(&cache, mb * 1_000_000, night_started);
+        console.line(format!(
+            "cache: {} package(s), {} MB; removed {} least recently used ({} MB) to stay under --cache-max-mb {mb}{}",
+            t.packages,
+            t.bytes / 1_000_000,
+            t.removed,
+            t.removed_bytes / 1_000_000,
+            if t.bytes - t.removed_bytes > mb * 1_000_000 { " (still over: this night's own packages are kept)" } else { "" }
+        ));
+    }
     let keep_history = a.shard.is_none();
     let code = site::write(&a.out, &a.site(keep_history, &digest, &problems), &mut console);
     if code == EXIT_OK { EXIT_OK } else { code }

@@ -300,7 +300,10 @@ fn row(slug: &str, r: &ServerResult) -> Row {
         transport: r.transport.clone().unwrap_or_default(),
         counts: r.counts.clone().unwrap_or_default(),
         reached: r.reached || history::judged(&r.outcome),
-        judged: if r.reached { super::pages::judged_text(r) } else { String::new() },
+        judged: match (&r.judged, r.reached) {
+            (Some(j), true) => format!("{}/{} cases · {}/{} tools called", j.cases, j.of, j.tools_called, j.tools_listed),
+            _ => String::new(),
+        },
         thin,
         revisions: r.revisions.join(", "),
         served: r.revisions.clone(),
