@@ -18,10 +18,6 @@ use std::path::Path;
 /// The `_meta` key the board's results go under in `board.json`.
 pub const META_KEY: &str = "io.github.mcpcert/conformance";
 
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;").replace('\'', "&#39;")
-}
-
 /// Better outcomes first: how a change between nights reads.
 pub fn rank(outcome: &str) -> u8 {
     match outcome {
@@ -85,15 +81,19 @@ pub fn badge(r: &ServerResult) -> String {
     let label = "MCP conformance";
     let w = |s: &str| 10 + 7 * s.chars().count();
     let (lw, vw) = (w(label), w(&value));
-    format!(
-        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="20" role="img" aria-label="{label}: {v}"><title>{label}: {v}</title><rect width="{lw}" height="20" fill="#555"/><rect x="{lw}" width="{vw}" height="20" fill="{}"/><g fill="#fff" text-anchor="middle" font-family="Verdana,DejaVu Sans,sans-serif" font-size="11"><text x="{}" y="14">{label}</text><text x="{}" y="14">{v}</text></g></svg>
-"##,
-        lw + vw,
-        color(&r.outcome),
-        lw / 2,
-        lw + vw / 2,
-        v = esc(&value),
-    )
+    let aria = format!("{label}: {value}");
+    let svg = maud::html! {
+        svg xmlns="http://www.w3.org/2000/svg" width=(lw + vw) height="20" role="img" aria-label=(aria) {
+            title { (aria) }
+            rect width=(lw) height="20" fill="#555" {}
+            rect x=(lw) width=(vw) height="20" fill=(color(&r.outcome)) {}
+            g fill="#fff" text-anchor="middle" font-family="Verdana,DejaVu Sans,sans-serif" font-size="11" {
+                text x=(lw / 2) y="14" { (label) }
+                text x=(lw + vw / 2) y="14" { (value) }
+            }
+        }
+    };
+    svg.into_string() + "\n"
 }
 
 /// One server in one night of history.
@@ -592,6 +592,46 @@ mod tests {
         n.fixed = vec!["b".into()];
         let (worse, text) = change(Some(&seen("fail", 1, "s")), &n).unwrap();
         assert!(worse && text.contains("regressed: a") && text.contains("fixed: b"), "{text}");
+    }
+
+    /// Strangers' text (a name, a description, a crash's line, a case's
+    /// reason) is text on every page: the templates escape it.
+    #[test]
+    fn the_pages_escape_what_strangers_wrote() {
+        let evil = "<script>alert(1)</script>\"'&";
+        let r: ServerResult = serde_json::from_value(json!({
+            "name": format!("io.github.x/{evil}"), "version": evil, "description": evil, "title": evil,
+            "outcome": "fail", "reason": evil, "detail": evil, "entry": evil, "what": evil, "transport": "stdio",
+            "sandbox": evil, "counts": {"pass": 1, "fail": 1, "warn": 0, "n/a": 0, "error": 0}, "suite_digest": evil,
+            "mcpcert_version": evil, "checked_at_ms": 0, "duration_ms": 0, "report": true, "reached": true,
+            "areas": [{"area": format!("2026-07-28/{evil}"), "pass": 1, "fail": 1, "warn": 0, "error": 0}],
+            "failing": [{"case": evil, "verdict": "fail", "level": "MUST", "reason": evil, "spec": evil}],
+            "case_changes": [{"kind": "regression", "case": evil, "old": "pass", "new": "fail", "note": evil}],
+            "compared_with": evil,
+        }))
+        .unwrap();
+        let page = super::super::pages::server_page("x", &r, &[], &[], "");
+        let row = row("x", &r);
+        let areas = vec![evil.to_string()];
+        let facts = super::super::pages::IndexFacts {
+            night: evil,
+            digest: evil,
+            total: 1,
+            pages: 1,
+            areas: &areas,
+            problems: &[evil.to_string()],
+            changes: &[(evil.to_string(), true, evil.to_string())],
+            bare: &[evil.to_string()],
+            charts: super::super::pages::night_charts(std::slice::from_ref(&row), &areas, &[], None),
+        };
+        let index = super::super::pages::index(&facts, std::slice::from_ref(&row));
+        for (what, text) in [("page", &page), ("index", &index)] {
+            assert!(!text.contains("<script>alert"), "{what}: {text}");
+            assert!(text.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "{what}");
+        }
+        // The data pages are JSON, and the script inserts them as text.
+        assert!(data_row(&row).to_string().contains("<script>alert(1)</script>"));
+        assert!(!include_str!("index.js").contains("innerHTML"));
     }
 
     #[test]
