@@ -153,6 +153,10 @@ enum Cmd {
         /// this night used).
         #[arg(long, value_name = "MB")]
         cache_max_mb: Option<u64>,
+        /// Keep each run's reports whole (report.json, report.html with every
+        /// transcript, junit.xml, contract.json): a site many times larger.
+        #[arg(long)]
+        keep_reports: bool,
         /// Only this job's share of the servers, K of N; `board --merge`
         /// joins the shards' folders into the site.
         #[arg(long, value_name = "K/N")]
@@ -559,6 +563,7 @@ fn main() -> ExitCode {
             out,
             cache,
             cache_max_mb,
+            keep_reports,
             shard,
             budget_s,
             jobs,
@@ -577,6 +582,7 @@ fn main() -> ExitCode {
             out,
             cache,
             cache_max_mb,
+            keep_reports,
             shard,
             budget: std::time::Duration::from_secs(budget_s),
             jobs,

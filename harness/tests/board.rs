@@ -153,9 +153,7 @@ fn board(b: &Board, out: &str, extra: &[&str]) -> (i32, String) {
         .arg(inputs(b))
         .args(extra)
         .args(sandbox_args())
-        // Every case's transcript (the board keeps the failing ones'): the
-        // hostile package's stderr is read from its passing cases.
-        .args(["--", "--revision", "2026-07-28", "--evidence", "all", "lifecycle/"])
+        .args(["--", "--revision", "2026-07-28", "lifecycle/"])
         .env("npm_config_fetch_retries", "0")
         // Read by no server: not by name, not as an input.
         .env("SECRET_SERVER_KEY", "in-the-boards-environment-only")
@@ -167,15 +165,10 @@ fn board(b: &Board, out: &str, extra: &[&str]) -> (i32, String) {
     (o.status.code().unwrap_or(-1), format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr)))
 }
 
-/// A server's report.json, as the site keeps it (gzipped).
+/// A server's report.json, as a board with --keep-reports keeps it.
 fn report_json(site: &Path, slug: &str) -> String {
-    use std::io::Read;
-    let p = site.join(format!("servers/io.github.test__{slug}/report/report.json.gz"));
-    let mut s = String::new();
-    flate2::read::GzDecoder::new(std::fs::File::open(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
-        .read_to_string(&mut s)
-        .unwrap();
-    s
+    let p = site.join(format!("servers/io.github.test__{slug}/report/report.json"));
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
 fn read(p: &Path) -> Value {
@@ -277,7 +270,9 @@ fn a_snapshot_becomes_a_site_with_each_outcome_said() {
     let index = std::fs::read_to_string(site.join("index.html")).unwrap();
     assert!(index.contains("servers/io.github.test__clean-server/index.html") && index.contains("id=\"outcome\""));
     let page = std::fs::read_to_string(site.join("servers/io.github.test__clean-server/index.html")).unwrap();
-    assert!(page.contains("report/report.html") && page.contains("night-1"));
+    // A clean pass keeps no report: its verdict list has every case.
+    assert!(page.contains("none kept for a clean pass") && page.contains("night-1"), "{page}");
+    assert!(!site.join("servers/io.github.test__clean-server/report").exists());
     let badge = std::fs::read_to_string(site.join("servers/io.github.test__hanging-server/badge.svg")).unwrap();
     assert!(badge.starts_with("<svg") && badge.contains("hung"));
 
@@ -330,6 +325,13 @@ fn a_snapshot_becomes_a_site_with_each_outcome_said() {
     let failing = &page[page.find("id=\"failing\"").expect("a failing list")..];
     assert!(failing.contains("<code>2026-07-28/lifecycle/extension-identifiers</code>") && failing.contains("https://"), "{page}");
     assert_eq!(faulty["failing"][0]["case"], "2026-07-28/lifecycle/extension-identifiers", "{faulty}");
+    // Its report: the HTML gzipped behind a viewer, nothing else.
+    let mut kept: Vec<String> = std::fs::read_dir(site.join("servers/io.github.test__faulty-server/report"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect();
+    kept.sort();
+    assert_eq!(kept, ["report.html", "report.html.gz"]);
     let badge = std::fs::read_to_string(site.join("servers/io.github.test__faulty-server/badge.svg")).unwrap();
     assert!(badge.contains(">1 failure<"), "{badge}");
     // Each version keeps its result and verdict list.
@@ -564,7 +566,9 @@ fn a_hostile_package_learns_nothing_changes_nothing_and_reaches_nothing() {
         npm_entry("leaky-server", "1.0.0", json!({"environmentVariables": [{"name": "LEAKY_TOKEN", "isRequired": true, "isSecret": true}]})),
     ], "metadata": {"count": 4}});
     write(&b.dir.join("snapshot/page1.json"), &page.to_string());
-    let (code, console) = board(&b, "site", &["--night", "n1"]);
+    // Every report whole (a clean pass keeps none otherwise): the hostile
+    // package's stderr is read from its passing cases' transcripts.
+    let (code, console) = board(&b, "site", &["--night", "n1", "--keep-reports"]);
     assert_eq!(code, 0, "{console}");
     let got = outcomes(&site);
     assert_eq!(got["io.github.test/hostile-server"], "pass", "judged on what it serves: {console}");
@@ -619,7 +623,7 @@ fn a_hostile_package_learns_nothing_changes_nothing_and_reaches_nothing() {
     // sandbox, succeed (the probes above can see an escape).
     let tame = script[..script.find("kids = []").unwrap()].to_string();
     write(&d.join("hostile.py"), &tame);
-    let (code, console) = board(&b, "site-bare", &["--night", "n1", "--no-sandbox", "--force"]);
+    let (code, console) = board(&b, "site-bare", &["--night", "n1", "--no-sandbox", "--force", "--keep-reports"]);
     assert_eq!(code, 0, "{console}");
     let report = report_json(&b.dir.join("site-bare"), "hostile-server");
     assert!(report.contains(&format!("hostile: wrote {}", shown(&other))), "{report}");

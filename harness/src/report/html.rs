@@ -93,8 +93,7 @@ pub fn spec_url(head: &str) -> Option<String> {
 pub(crate) fn utc(ms: u128) -> String {
     let secs = (ms / 1000) as i64;
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
+    let z = days + 719_468; // civil date from days since 1970-01-01 (Howard Hinnant's algorithm)
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;
     let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
@@ -158,9 +157,8 @@ fn target_text(report: &RunReport) -> String {
 pub fn html(report: &RunReport) -> String {
     let s = &report.summary;
     let server = server_name(report);
-    // The page is written into one buffer, sized up front: most of it is
-    // the transcripts, and a buffer that grows by doubling copies (and
-    // touches fresh memory for) the page several times over.
+    // One buffer, sized up front (most of it is the transcripts): a buffer
+    // that grows by doubling copies the page several times over.
     let mut out = String::with_capacity(64 * 1024 + report.cases.iter().map(case_size).sum::<usize>());
     let failed = !report.outcome.passed;
     out.push_str(&format!(
@@ -313,8 +311,7 @@ pub fn html(report: &RunReport) -> String {
         out.push_str("</table>");
     }
 
-    // The order of the page: by group, and within a group the failures
-    // that count against the run before the expected ones.
+    // By group, and within a group the failures that count before the expected ones.
     let grouped: Vec<(Verdict, &str, &str, Vec<&CaseResult>)> = GROUPS
         .iter()
         .map(|&(v, cls, title)| {
@@ -418,13 +415,17 @@ fn case_html(h: &mut String, c: &CaseResult, v: Verdict, roots: &[super::roots::
         ));
     }
     if compact {
-        // A pass or n/a: one line, its reason, and the evidence folded.
+        // A pass or n/a: one line, its reason, and the evidence folded
+        // (`--evidence failing` keeps none for it: nothing to fold).
         if !c.message.is_empty() {
             h.push_str(&format!("<div class=meta>{}</div>", esc(&c.message)));
         }
-        h.push_str("<details><summary>details</summary>");
-        evidence(h, c, &id);
-        h.push_str("</details></article>");
+        if !(c.spec.is_empty() && c.transcript.is_empty()) {
+            h.push_str("<details><summary>details</summary>");
+            evidence(h, c, &id);
+            h.push_str("</details>");
+        }
+        h.push_str("</article>");
         return;
     }
     if !c.message.is_empty() {
@@ -490,8 +491,7 @@ fn case_size(c: &CaseResult) -> usize {
             headers + ex.sent.as_ref().map_or(0, |s| s.len().min(2000)) + frames + body + ex.label.len() + 64
         })
         .sum();
-    // Escaping lengthens JSON (each quote is six bytes).
-    1500 + texts + exchanges + exchanges / 4
+    1500 + texts + exchanges + exchanges / 4 // escaping lengthens JSON (a quote is six bytes)
 }
 
 /// The basis sentence, with its source as a link where it names a page.

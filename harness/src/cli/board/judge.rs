@@ -118,7 +118,8 @@ pub(super) fn judge(
     }
     // Transcripts for the cases that did not pass only: the site keeps
     // thousands of reports.
-    cmd.arg("--out").arg(&out).args(["--quiet", "--color", "never", "--evidence", "failing"]).args(&a.run_args);
+    let evidence = if a.keep_reports { "all" } else { "failing" };
+    cmd.arg("--out").arg(&out).args(["--quiet", "--color", "never", "--evidence", evidence]).args(&a.run_args);
     let log = std::fs::File::create(dir.join("console.log")).ok();
     cmd.stdin(Stdio::null());
     cmd.stdout(log.as_ref().and_then(|f| f.try_clone().ok()).map(Stdio::from).unwrap_or(Stdio::null()));

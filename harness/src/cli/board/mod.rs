@@ -42,6 +42,9 @@ pub struct BoardArgs {
     pub cache: Option<PathBuf>,
     /// Trim the package cache to this many MB after the night.
     pub cache_max_mb: Option<u64>,
+    /// Keep each run's reports whole (JSON, HTML, JUnit, contract): a
+    /// larger site.
+    pub keep_reports: bool,
     pub shard: Option<String>,
     pub budget: Duration,
     pub jobs: usize,
@@ -474,7 +477,7 @@ fn one(
     };
     history::compare(prev.as_ref(), dir, &mut r);
     history::archive(dir, &r);
-    store::keep(dir, &mut r, &scrub);
+    store::keep(dir, &mut r, &scrub, a.keep_reports);
     if let Ok(text) = serde_json::to_string_pretty(&r) {
         let _ = std::fs::write(dir.join("result.json"), text + "\n");
     }

@@ -237,9 +237,12 @@ pub fn server_page(
                     tr { th { "checked" } td { (checked) " (" (format!("{:.1}", r.duration_ms as f64 / 1000.0)) " s) by mcpcert " (r.mcpcert_version) ", suites " code { (r.suite_digest) } } }
                     tr { th { "report" } td {
                         @if r.report {
-                            a href="report/report.html" { "report.html" } " · "
-                            a href="report/report.json.gz" { "report.json.gz" }
-                            span.small { " (transcripts kept for the cases that did not pass)" }
+                            a href="report/report.html" { "report.html" }
+                            span.small { " (the evidence of the cases that did not pass; "
+                                a href="report/report.html.gz" { "gzipped" } ")" }
+                        } @else if r.reached {
+                            "none kept for a clean pass: its verdict list (below) has every case; "
+                            code { "mcpcert run --server-json server.json" } " shows its transcripts"
                         } @else { "none: the run did not reach the server" }
                     } }
                     tr { th { "server.json" } td { a href="server.json" { "as the snapshot has it" } } }

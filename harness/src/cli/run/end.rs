@@ -205,11 +205,18 @@ pub(super) fn report(args: &RunArgs, s: Started, j: Judged, c: Contracted, clock
         cases: j.results,
     };
     let mut rep = rep;
-    // `--evidence failing`: the transcripts of the cases that did not pass
-    // only (a board's reports, kept for thousands of servers).
+    // `--evidence failing`: the evidence of the cases that did not pass
+    // only (a board's reports, kept for thousands of servers): a case that
+    // passed or did not apply keeps its id, title, level and verdict (and
+    // why it did not apply), not its transcript, spec section or basis
+    // sentence (the catalogue's, the same for every server).
     if args.evidence == "failing" {
         for c in rep.cases.iter_mut().filter(|c| matches!(c.verdict, Verdict::Pass | Verdict::NotApplicable)) {
             c.transcript.clear();
+            c.spec.clear();
+            c.basis.quote.clear();
+            c.basis.source.clear();
+            c.answers.clear();
         }
     }
     let mut write_err = !write_reports(args, &rep, &s);
