@@ -316,7 +316,7 @@ pub fn board(a: BoardArgs) -> u8 {
     });
     let [run, settled, reused, waiting] = fates.into_inner().unwrap_or_else(|e| e.into_inner());
     console.line(format!(
-        "board: {run} server(s) run, {settled} settled without a run (a value missing, no entry to run, an install that failed), {reused} unchanged since their last result, {waiting} settled before and not due again yet (retried after 1, 2, 4, then every 8 nights)"
+        "board: {run} server(s) run, {settled} settled without a run (a value missing, no entry to run, an install that failed), {reused} unchanged since their last result, {waiting} settled before and not due again yet (settled again after 1, 2, 4, then every 8 nights skipped)"
     ));
     if let Some(mb) = a.cache_max_mb {
         let t = install::trim(&cache, mb * 1_000_000, night_started);
@@ -329,6 +329,10 @@ pub fn board(a: BoardArgs) -> u8 {
             if t.bytes - t.removed_bytes > mb * 1_000_000 { " (still over: this night's own packages are kept)" } else { "" }
         ));
     }
+    // The snapshot is not needed to write the site: its memory goes first.
+    drop(queue);
+    drop(listed);
+    drop(servers);
     let keep_history = a.shard.is_none();
     let code = site::write(&a.out, &a.site(keep_history, &digest, &problems), &mut console);
     if code == EXIT_OK { EXIT_OK } else { code }
@@ -374,7 +378,8 @@ fn backs_off(outcome: &str) -> bool {
 }
 
 /// The nights skipped before a settled outcome is settled again, after
-/// `attempts` settles in a row: 1, 2, 4, then every 8.
+/// `attempts` settles in a row: 1, 2, 4, then every 8 (a night is one run
+/// of the board).
 fn wait_for(attempts: u32) -> u32 {
     1u32 << attempts.saturating_sub(1).min(3)
 }
@@ -413,7 +418,7 @@ fn one(
     if let Some(old) = last.as_ref().filter(|o| reusable(&o.outcome) && !remote) {
         return (old.clone(), Fate::Reused);
     }
-    if let Some(mut old) = last.clone().filter(|o| backs_off(&o.outcome) && o.waited + 1 < wait_for(o.attempts)) {
+    if let Some(mut old) = last.clone().filter(|o| backs_off(&o.outcome) && o.waited < wait_for(o.attempts)) {
         old.waited += 1;
         if let Ok(text) = serde_json::to_string_pretty(&old) {
             let _ = std::fs::write(dir.join("result.json"), text + "\n");
@@ -504,5 +509,8 @@ mod tests {
         for o in ["needs-secret", "needs-input", "cannot-run", "invalid", "install-failed", "unreachable", "error", "deleted"] {
             assert!(!reusable(o), "{o}");
         }
+        // Settled outcomes wait 1, 2, 4, then every 8 nights.
+        assert_eq!((1..=6).map(wait_for).collect::<Vec<_>>(), [1, 2, 4, 8, 8, 8]);
+        assert!(backs_off("install-failed") && !backs_off("unreachable") && !backs_off("pass"));
     }
 }
