@@ -686,3 +686,26 @@ fn without_a_sandbox_the_board_refuses_unless_told() {
     let index = std::fs::read_to_string(b.dir.join("site/index.html")).unwrap();
     assert!(index.contains("no sandbox"), "the index says it too");
 }
+
+/// A relative `--cache` is the working folder's: the sandbox still finds
+/// each package (it starts it by its absolute path).
+#[test]
+fn a_relative_cache_is_read_from_the_working_folder() {
+    if mcpcert::packages::find_program("npm").is_none() {
+        eprintln!("npm is not on PATH; skipped");
+        return;
+    }
+    let b = setup("board-relative-cache");
+    let page = json!({"servers": [npm_entry("clean-server", "1.0.0", json!({}))], "metadata": {"count": 1}});
+    write(&b.dir.join("snapshot/page1.json"), &page.to_string());
+    let o = mcpcert()
+        .current_dir(&b.dir)
+        .args(["board", "snapshot", "--out", "site", "--cache", "cache", "--budget-s", "8", "--night", "n1"])
+        .args(sandbox_args())
+        .args(["--", "--revision", "2026-07-28", "lifecycle/"])
+        .output()
+        .unwrap();
+    let console = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert_eq!(o.status.code(), Some(0), "{console}");
+    assert_eq!(outcomes(&b.dir.join("site"))["io.github.test/clean-server"], "pass", "{console}");
+}

@@ -96,7 +96,9 @@ pub fn target(path: &Path, args: &RunArgs, cfg_file: Option<&(PathBuf, ConfigFil
                 (None, false) => "none (--no-sandbox): the package sees this machine's files, network and environment".into(),
             };
             console.line(format!("sandbox: {isolation}"));
+            // Absolute: the sandbox starts a package by its path in the cache.
             let cache = args.cache.clone().unwrap_or_else(install::default_cache);
+            let cache = std::path::absolute(&cache).unwrap_or(cache);
             if let Some(c) = &args.cache {
                 rerun.push_str(&format!(" --cache {}", shell_quote(&c.display().to_string())));
             }

@@ -21,6 +21,7 @@ mod charts;
 mod history;
 mod inputs;
 mod judge;
+mod nights;
 mod pages;
 mod share;
 mod site;
@@ -282,7 +283,9 @@ pub fn board(a: BoardArgs) -> u8 {
             .as_ref()
             .map_or("no sandbox (--no-sandbox): they see this machine's files, network and environment".to_string(), |s| s.describe())
     ));
+    // Absolute: the sandbox starts a package by its path in the cache.
     let cache = a.cache.clone().unwrap_or_else(install::default_cache);
+    let cache = std::path::absolute(&cache).unwrap_or(cache);
     let night_started = std::time::SystemTime::now() - Duration::from_secs(1);
     let queue = std::sync::Mutex::new(listed.iter().enumerate().collect::<Vec<_>>().into_iter());
     let fates = std::sync::Mutex::new([0usize; 4]);

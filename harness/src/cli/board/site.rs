@@ -117,62 +117,6 @@ pub struct Seen {
 /// One night of history: name → what was seen of it.
 pub type Night = BTreeMap<String, Seen>;
 
-fn strings(v: &Value) -> Vec<String> {
-    v.as_array().into_iter().flatten().filter_map(|x| x.as_str().map(String::from)).collect()
-}
-
-/// The last nights of history, in the order they were written (labels
-/// need not sort); the files of nights older than the last
-/// `NIGHTS_ON_DISK` are removed. Only the nights the pages show are read
-/// whole (a night of a registry is tens of thousands of entries).
-fn read_history(site: &Path) -> Vec<(String, Night)> {
-    let stamp = |text: &str| -> u64 {
-        let Some(i) = text.rfind("\"written_at\":") else { return 0 };
-        text[i + 13..].trim_start().chars().take_while(|c| c.is_ascii_digit()).collect::<String>().parse().unwrap_or(0)
-    };
-    let mut files: Vec<(u64, std::path::PathBuf)> = std::fs::read_dir(site.join("history"))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
-        .map(|e| (std::fs::read_to_string(e.path()).map(|t| stamp(&t)).unwrap_or(0), e.path()))
-        .collect();
-    files.sort();
-    let old = files.len().saturating_sub(NIGHTS_ON_DISK);
-    for (_, p) in files.drain(..old) {
-        let _ = std::fs::remove_file(p);
-    }
-    let skip = files.len().saturating_sub(NIGHTS_KEPT);
-    let mut nights: Vec<(u64, String, Night)> = files[skip..]
-        .iter()
-        .filter_map(|(_, path)| {
-            let name = path.file_name()?.to_string_lossy().strip_suffix(".json")?.to_string();
-            let v: Value = serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
-            let n: Night = v["servers"]
-                .as_object()?
-                .iter()
-                .map(|(k, s)| {
-                    let f = |x: &str| s[x].as_str().unwrap_or("").to_string();
-                    let seen = Seen {
-                        version: f("version"),
-                        outcome: f("outcome"),
-                        failures: s["failures"].as_u64().unwrap_or(0),
-                        checked: s["checked"].as_u64().unwrap_or(0),
-                        suite: f("suite"),
-                        regressed: strings(&s["regressed"]),
-                        fixed: strings(&s["fixed"]),
-                    };
-                    (k.clone(), seen)
-                })
-                .collect();
-            let name = v["night"].as_str().map_or(name, String::from);
-            Some((v["written_at"].as_u64().unwrap_or(0), name, n))
-        })
-        .collect();
-    nights.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
-    nights.into_iter().map(|(_, n, s)| (n, s)).collect()
-}
-
 /// A list of cases for a line: the first few, then how many more.
 pub fn few(cases: &[String]) -> String {
     let mut s = cases.iter().take(5).cloned().collect::<Vec<_>>().join(", ");
@@ -217,9 +161,7 @@ fn change(old: Option<&Seen>, new: &Seen) -> Option<(bool, String)> {
     Some((worse, text))
 }
 
-/// How many nights of history the pages show, and the site keeps.
-const NIGHTS_KEPT: usize = 30;
-const NIGHTS_ON_DISK: usize = 90;
+use super::nights::{NIGHTS_KEPT, read_history, write_night};
 /// Servers per page of `data/` and of `board/`.
 const PAGE: usize = 1000;
 
@@ -537,27 +479,6 @@ fn seen(r: &ServerResult, before: Option<&Night>) -> Seen {
         regressed: if ran { history::cases(r, "regression") } else { Vec::new() },
         fixed: if ran { history::cases(r, "fix") } else { Vec::new() },
     }
-}
-
-/// Records this night (`history/NIGHT.json`), and drops the nights before
-/// the last ones kept.
-fn write_night(site: &Path, this: &str, now: &Night) {
-    let _ = std::fs::create_dir_all(site.join("history"));
-    let servers: serde_json::Map<String, Value> = now
-        .iter()
-        .map(|(k, s)| {
-            let mut v = json!({"version": s.version, "outcome": s.outcome, "failures": s.failures, "checked": s.checked, "suite": s.suite});
-            if !s.regressed.is_empty() {
-                v["regressed"] = json!(s.regressed);
-            }
-            if !s.fixed.is_empty() {
-                v["fixed"] = json!(s.fixed);
-            }
-            (k.clone(), v)
-        })
-        .collect();
-    let night = json!({ "night": this, "written_at": super::now_ms(), "servers": servers });
-    let _ = std::fs::write(site.join(format!("history/{}.json", super::share::folder(this))), night.to_string());
 }
 
 #[cfg(test)]
