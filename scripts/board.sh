@@ -175,8 +175,11 @@ def stable(p):
     for s in servers(p):
         m = dict(s["_meta"][KEY])
         m.pop("checkedAt")
-        if m["outcome"] in ("crashed", "hung"):  # the wording of a crash is a race
-            m.pop("reason")
+        # The wording of a crash is a race; so is how far a server that
+        # lacks the network gets before it dies (its outcome is not).
+        if m["outcome"] in ("crashed", "hung", "needs-network", "needs-service"):
+            for k in ("reason", "counts", "judged", "failing", "report", "revisions"):
+                m.pop(k, None)
         out[s["server"]["name"]] = m
     return out
 a, b = stable(sys.argv[1]), stable(sys.argv[2])
@@ -207,15 +210,17 @@ node "$dir/html/board-check.mjs" "$out/site" io.github.mcpcert-fixture/reference
 # No file of the site, its gzipped reports included, holds a path of the
 # runner: the working folder, the package cache, the home folder.
 python3 - "$out/site" "$(pwd)" "$cache" "$HOME" <<'PY' || status=1
-import gzip, os, sys
-site, roots = sys.argv[1], [r for r in sys.argv[2:] if len(r) > 1]
+import gzip, os, re, sys
+site, roots = sys.argv[1], [r.rstrip("/") for r in sys.argv[2:] if len(r) > 1]
+# A root as a path: followed by a separator or the end (/root, not /roots).
+pats = [(r, re.compile(re.escape(r) + r"(?=[/\\\"'\s<&)]|$)")) for r in roots]
 bad = []
 for d, _, files in os.walk(site):
     for f in files:
         p = os.path.join(d, f)
         data = gzip.open(p).read() if f.endswith(".gz") else open(p, "rb").read()
         text = data.decode("utf-8", "replace")
-        bad += [f"{p}: holds {r}" for r in roots if r in text]
+        bad += [f"{p}: holds {r}" for r, pat in pats if pat.search(text)]
 for b in bad[:20]:
     print(f"  {b}")
 print(f"board: {len(bad)} file(s) of the site hold a path of the runner")

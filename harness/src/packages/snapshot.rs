@@ -17,8 +17,9 @@ pub const OFFICIAL: &str = "io.modelcontextprotocol.registry/official";
 pub struct Listed {
     pub name: String,
     pub version: String,
-    /// The server.json as the snapshot has it.
-    pub server: Value,
+    /// The server.json as the snapshot has it (its compact text: a
+    /// registry's snapshot is tens of thousands of them, held for a night).
+    pub server: String,
     /// The registry's `_meta` for this version (status, dates, isLatest).
     pub official: Option<Value>,
     /// The file it came from.
@@ -105,7 +106,7 @@ pub fn entries(v: &Value, source: &str, out: &mut Vec<Listed>, problems: &mut Ve
         out.push(Listed {
             name: name.to_string(),
             version: server.get("version").and_then(Value::as_str).unwrap_or("").to_string(),
-            server: server.clone(),
+            server: server.to_string(),
             official: meta.and_then(|m| m.get(OFFICIAL)).cloned(),
             source: source.to_string(),
         });

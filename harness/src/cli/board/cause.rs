@@ -191,7 +191,9 @@ impl Scrub {
         while let Some(i) = rest.find('/') {
             // A path starts at a `/` that follows a separator.
             let before = rest[..i].chars().last();
-            if !before.is_none_or(|c| c.is_whitespace() || "\"'(=:[<>;,`".contains(c)) {
+            // (`\n` before it: a line break as JSON writes it.)
+            let escaped = rest[..i].ends_with("\\n") || rest[..i].ends_with("\\t");
+            if !escaped && !before.is_none_or(|c| c.is_whitespace() || "\"'(=:[<>;,`".contains(c)) {
                 out.push_str(&rest[..=i]);
                 rest = &rest[i + 1..];
                 continue;
@@ -288,5 +290,8 @@ mod tests {
         );
         assert_eq!(s.text("see /w/site/servers/a/console.log and a/b"), "see $SITE/servers/a/console.log and a/b");
         assert_eq!(s.text("https://example.invalid/mcp"), "https://example.invalid/mcp");
+        // A path after a line break, as JSON and the HTML report write it.
+        assert_eq!(s.text(r#"{"content":"Allowed directories:\n/w/site/files"}"#), r#"{"content":"Allowed directories:\n$SITE/files"}"#);
+        assert_eq!(s.text("notifications/roots/list_changed"), "notifications/roots/list_changed");
     }
 }

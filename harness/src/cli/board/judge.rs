@@ -23,7 +23,7 @@ pub(super) fn judge(
     r: &mut ServerResult,
 ) {
     let sj_path = dir.join("server.json");
-    let text = serde_json::to_string_pretty(&l.server).unwrap_or_default();
+    let text = serde_json::from_str::<serde_json::Value>(&l.server).and_then(|v| serde_json::to_string_pretty(&v)).unwrap_or_default();
     if let Err(e) = std::fs::write(&sj_path, text) {
         r.reason = format!("cannot write {}: {e}", sj_path.display());
         return;

@@ -429,11 +429,12 @@ fn one(
         return (old, Fate::Waiting);
     }
     let started = Instant::now();
+    let server: serde_json::Value = serde_json::from_str(&l.server).unwrap_or_default();
     let mut r = ServerResult {
         name: l.name.clone(),
         version: l.version.clone(),
-        title: l.server.get("title").and_then(|t| t.as_str()).map(String::from),
-        description: l.server.get("description").and_then(|t| t.as_str()).unwrap_or("").to_string(),
+        title: server.get("title").and_then(|t| t.as_str()).map(String::from),
+        description: server.get("description").and_then(|t| t.as_str()).unwrap_or("").to_string(),
         outcome: "error".into(),
         reason: String::new(),
         detail: String::new(),
