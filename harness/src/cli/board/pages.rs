@@ -248,7 +248,7 @@ pub fn server_page(
                     tr { th { "server.json" } td { a href="server.json" { "as the snapshot has it" } } }
                 }
                 @if !r.failing.is_empty() {
-                    h2 { "Failing cases" }
+                    h2 { "Cases that failed, erred or warned" }
                     table #failing {
                         tr { th { "verdict" } th { "level" } th { "case" } th { "why" } th { "spec" } }
                         @for f in &r.failing {
