@@ -264,7 +264,7 @@ fn a_snapshot_becomes_a_site_with_each_outcome_said() {
     // A version whose run never reached the server keeps its result, and
     // no verdict list of errors to diff against.
     let crashed_version = site.join("servers/io.github.test__crashing-server/versions/1.0.0");
-    assert!(crashed_version.join("result.json").is_file() && !crashed_version.join("verdicts.txt").exists());
+    assert!(crashed_version.join("result.json").is_file() && !crashed_version.join("verdicts.txt.gz").exists());
     assert!(result("uninstallable-server")["detail"].as_str().unwrap().contains("npm"), "{}", result("uninstallable-server"));
     // The index, a page, a badge.
     let index = std::fs::read_to_string(site.join("index.html")).unwrap();
@@ -338,15 +338,26 @@ fn a_snapshot_becomes_a_site_with_each_outcome_said() {
     assert!(badge.contains(">1 failure<"), "{badge}");
     // Each version keeps its result and verdict list.
     for v in ["1.0.0", "1.0.1"] {
-        let list = std::fs::read_to_string(site.join(format!("servers/io.github.test__faulty-server/versions/{v}/verdicts.txt"))).unwrap();
+        // Gzipped; `mcpcert diff` reads it as it is.
+        let gz = site.join(format!("servers/io.github.test__faulty-server/versions/{v}/verdicts.txt.gz"));
+        let list = {
+            use std::io::Read;
+            let mut t = String::new();
+            flate2::read::GzDecoder::new(std::fs::File::open(&gz).unwrap()).read_to_string(&mut t).unwrap();
+            t
+        };
         let want = if v == "1.0.0" {
             "pass 2026-07-28/lifecycle/extension-identifiers"
         } else {
             "fail 2026-07-28/lifecycle/extension-identifiers"
         };
         assert!(list.lines().any(|l| l == want), "{v}: {list}");
-        assert!(page.contains(&format!("versions/{v}/verdicts.txt")), "{page}");
+        assert!(page.contains(&format!("versions/{v}/verdicts.txt.gz")), "{page}");
     }
+    let versions = site.join("servers/io.github.test__faulty-server/versions");
+    let d = mcpcert().arg("diff").arg(versions.join("1.0.0/verdicts.txt.gz")).arg(versions.join("1.0.1/verdicts.txt.gz")).output().unwrap();
+    let said = String::from_utf8_lossy(&d.stdout);
+    assert!(said.contains("2026-07-28/lifecycle/extension-identifiers"), "mcpcert diff reads the gzipped lists: {said}");
     assert!(std::fs::read_to_string(site.join("index.html")).unwrap().contains("regression <b>io.github.test/faulty-server</b>"));
     // The console names the regression on a line of its own; exit 0 unless
     // --fail-on-regression (the same night again: nothing runs, the

@@ -106,7 +106,17 @@ fn load_file(path: &Path) -> Result<BTreeMap<String, Verdict>, String> {
     if path.extension().is_some_and(|x| x == "json") {
         return Ok(verdicts(&read_report(path)?).into_iter().collect());
     }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = if path.extension().is_some_and(|x| x == "gz") {
+        // A gzipped verdict list (as a board's site keeps it).
+        use std::io::Read;
+        let mut t = String::new();
+        std::fs::File::open(path)
+            .and_then(|f| flate2::read::GzDecoder::new(f).read_to_string(&mut t))
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        t
+    } else {
+        std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?
+    };
     parse_verdict_list(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 

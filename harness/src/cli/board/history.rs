@@ -71,7 +71,7 @@ pub fn judged(outcome: &str) -> bool {
 pub fn previous(dir: &Path, name: &str) -> Option<Previous> {
     let result = super::last_result(dir).filter(|r| r.outcome != DELETED && r.name == name)?;
     // Its version's verdict list (the site keeps the report gzipped).
-    let list = dir.join("versions").join(super::share::folder(&result.version)).join("verdicts.txt");
+    let list = dir.join("versions").join(super::share::folder(&result.version)).join(LIST);
     let verdicts = if judged(&result.outcome) { diff::load_side(&list).ok().and_then(|mut s| s.remove("")).flatten() } else { None };
     let setup = Some(setup(&result));
     Some(Previous { result, verdicts, setup })
@@ -129,21 +129,34 @@ pub fn compare(prev: Option<&Previous>, dir: &Path, r: &mut ServerResult) {
         .collect();
 }
 
-/// Keeps this run's result and verdict list as its version's.
+/// A version's verdict list, gzipped (`mcpcert diff` reads it so).
+pub const LIST: &str = "verdicts.txt.gz";
+
+/// Keeps this run's result (without what its page lists: the failing
+/// cases, the changes, the stderr) and verdict list as its version's.
 pub fn archive(dir: &Path, r: &ServerResult) {
     let to = dir.join("versions").join(super::share::folder(&r.version));
     let _ = std::fs::create_dir_all(&to);
-    if let Ok(text) = serde_json::to_string_pretty(r) {
+    let mut kept = r.clone();
+    kept.failing.clear();
+    kept.case_changes.clear();
+    kept.detail.clear();
+    if let Ok(text) = serde_json::to_string(&kept) {
         let _ = std::fs::write(to.join("result.json"), text + "\n");
     }
     let list = diff::load_side(&dir.join("report")).ok().and_then(|mut s| s.remove("")).flatten();
     match list {
         Some(v) if judged(&r.outcome) => {
             let text: String = v.iter().map(|(id, v)| format!("{} {id}\n", v.as_str())).collect();
-            let _ = std::fs::write(to.join("verdicts.txt"), text);
+            let _ = std::fs::remove_file(to.join("verdicts.txt"));
+            if let Ok(f) = std::fs::File::create(to.join(LIST)) {
+                use std::io::Write;
+                let mut z = flate2::write::GzEncoder::new(f, flate2::Compression::best());
+                let _ = z.write_all(text.as_bytes()).and_then(|_| z.finish().map(drop));
+            }
         }
         _ => {
-            let _ = std::fs::remove_file(to.join("verdicts.txt"));
+            let _ = std::fs::remove_file(to.join(LIST));
         }
     }
 }
@@ -156,7 +169,7 @@ pub fn versions(dir: &Path) -> Vec<(String, ServerResult, bool)> {
         .flatten()
         .filter_map(|e| {
             let r = super::last_result(&e.path())?;
-            Some((e.file_name().to_string_lossy().into_owned(), r, e.path().join("verdicts.txt").is_file()))
+            Some((e.file_name().to_string_lossy().into_owned(), r, e.path().join(LIST).is_file()))
         })
         .collect();
     out.sort_by_key(|v| std::cmp::Reverse(v.1.checked_at_ms));

@@ -297,7 +297,7 @@ pub fn server_page(
                         tr {
                             td { (v.version) } td { (outcome(&v.outcome)) }
                             td { @if history::judged(&v.outcome) { (format!("{} pass, {} fail, {} warn, {} n/a, {} error", vc.pass, vc.fail, vc.warn, vc.na, vc.error)) } @else { (v.reason) }
-                                @if *list { " · " a href=(format!("versions/{folder}/verdicts.txt")) { "verdict list" } } }
+                                @if *list { " · " a href=(format!("versions/{folder}/{}", history::LIST)) { "verdict list" } " (gzipped; " code { "mcpcert diff" } " reads it)" } }
                             td { (mcpcert::certify::certificate::rfc3339(v.checked_at_ms as u128)) }
                         }
                     }
