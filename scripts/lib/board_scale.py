@@ -329,6 +329,11 @@ def measure_site(site):
             if f.is_file():
                 info["board_json_pages"].append((r, f.stat().st_size))
     info["projected"] = 15000 * info["mean_judged"] + 10000 * info["mean_settled"] + info["shared"]
+    # The worst mix: every judged server failing (a failing one keeps its
+    # report; a clean pass keeps none).
+    fail = per.get("fail")
+    info["mean_fail"] = fail[1] / fail[0] if fail and fail[0] else info["mean_judged"]
+    info["projected_all_fail"] = 15000 * info["mean_fail"] + 10000 * info["mean_settled"] + info["shared"]
     return info
 
 
@@ -498,6 +503,8 @@ def main():
     problems = []
     if s1["projected"] > GB:
         problems.append(f"projected site {human(s1['projected'])} > 1 GB")
+    if s1["projected_all_fail"] > GB:
+        problems.append(f"projected site with every judged server failing {human(s1['projected_all_fail'])} > 1 GB")
     if idle is not None and idle > MB:
         problems.append(f"first load {human(idle)} > 1 MB")
     if peak > RSS_LIMIT:
@@ -533,6 +540,7 @@ def main():
             f"| `index.html` | {human(s1['index'])} ({human(s1['index_gz'])} gzipped) |",
             f"| `board.json` | {human(s1['board_json'])}{' + pages ' + human(sum(b for _, b in s1['board_json_pages'])) if s1['board_json_pages'] else ''} |",
             f"| projected, 15,000 judged + 10,000 settled | {human(s1['projected'])} ({'over' if s1['projected'] > GB else 'within'} GitHub Pages' 1 GB) |",
+            f"| the same if every judged server failed ({human(s1['mean_fail'])} each: a failing server keeps its report) | {human(s1['projected_all_fail'])} ({'over' if s1['projected_all_fail'] > GB else 'within'} 1 GB) |",
             f"| night 2's growth of the site (1% changed) | {human(growth)}, of which `history/` {human(hist_size)} (the 90 nights the site keeps: {human(90 * hist_size)}) |",
             f"| index first load (chromium, uncompressed) | {fl} |",
             f"| index checks (search for the last server, filters, nothing from outside) | {ck} |",
