@@ -231,7 +231,7 @@ def run(work):
             if code == 0:
                 green = os.path.join(d, "matrix")
     board_snippets(work, ref, with_release)
-    print("ci-snippets-check: the README's GitLab job, the GitHub and GitLab nightly workflows (3 shards, merge, diff with the last green night: a clean first night, a regression caught on the second and again on the third) and the board workflows (3 shards, the site: a first night, then one server run again and its regression named) run as their pages say")
+    print("ci-snippets-check: the README's GitLab job, the GitHub and GitLab nightly workflows (3 shards, merge, diff with the last green night: a clean first night, a regression caught on the second and again on the third) and the board workflows (3 shards, the site: a first night, then every remote run again and the regression named) run as their pages say")
 
 
 def previous_night_github(merge, merge_lines):
